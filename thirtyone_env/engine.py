@@ -1,0 +1,770 @@
+"""The rules engine: RULES.md sections 2-5 as numba kernels over plain arrays.
+
+One table is one ``int32`` state vector (layout ``S_*`` below), one ``int64[4]``
+RNG state (xorshift128, deterministic on every platform and thread count) and
+an ``int16[Q, 52]`` queue of stacked decks. Kernels with a leading underscore
+are jitted and trust their inputs; ``thirtyone_v0`` (a batch of one) and
+``vector.VectorThirtyOne`` (a batch of thousands) validate before calling them.
+Set ``NUMBA_DISABLE_JIT=1`` to step through the rules as plain Python.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from thirtyone_env import encoding as E
+from thirtyone_env.rules import (
+    P_ACE_RANK,
+    P_ANTE,
+    P_BLITZ_AKT,
+    P_DECK_SIZE,
+    P_DISCARD_FIRST,
+    P_ECONOMY_LIVES,
+    P_HONOR_TIEBREAK,
+    P_KING_RANK,
+    P_KNOCK_FIRST_ROUND,
+    P_KNOCK_MIN2,
+    P_KNOCKER_PENALTY,
+    P_KNOCKER_WINS_TIES,
+    P_MAX_DEALS,
+    P_MAX_TURNS,
+    P_MAY_PASS,
+    P_MAY_RETURN,
+    P_ON_HONOR,
+    P_RANKS,
+    P_REFILL_SHUFFLE,
+    P_START_CHIPS,
+    P_TEN_RANK,
+    P_THREE_ACES2,
+    P_TOAK2,
+    P_VALUES,
+)
+
+JIT = dict(cache=True, nogil=True)  # JIT options, in one place
+
+# actions (RULES.md section 7)
+DRAW_STOCK, DRAW_DISCARD, KNOCK, PASS, DISCARD0 = 0, 1, 2, 3, 4
+
+# phases: what the seat to act decides
+PH_TURN, PH_DISCARD, PH_DISCARD_FIRST, PH_OVER = 0, 1, 2, 3
+
+# how the last deal ended
+END_NONE, END_BLITZ, END_SHOWDOWN = 0, 1, 2
+
+# seat status
+OUT, IN_PLAY, ON_HONOR = 0, 1, 2
+
+MAXP = 10
+MAXD = 52
+S_HANDS = 0  # MAXP x 4 card ids, -1 = empty slot
+S_HAND_N = S_HANDS + MAXP * 4
+S_STOCK = S_HAND_N + MAXP  # stock cards, top = S_STOCK + stock_n - 1
+S_STOCK_N = S_STOCK + MAXD
+S_DISCARD = S_STOCK_N + 1  # discard pile, oldest first, top last
+S_DISCARD_N = S_DISCARD + MAXD
+S_SEEN = S_DISCARD_N + 1  # per card: has been in the discard pile this deal
+S_KNOWN = S_SEEN + MAXD  # per card: 1 + seat that took it from the discard and holds it, else 0
+S_CHIPS = S_KNOWN + MAXD  # per seat: lives (lives economy) or chips (pot economy)
+S_STATUS = S_CHIPS + MAXP  # per seat: OUT, IN_PLAY, ON_HONOR
+S_DEAL_CHIPS = S_STATUS + MAXP  # per seat: chips when the deal began (for deal rewards)
+S_NUM_PLAYERS = S_DEAL_CHIPS + MAXP
+S_EPISODE_DEAL = S_NUM_PLAYERS + 1  # 1 = an episode is one deal
+S_DEALER = S_EPISODE_DEAL + 1
+S_CURRENT = S_DEALER + 1
+S_PHASE = S_CURRENT + 1
+S_TAKEN = S_PHASE + 1  # card taken from the discard pile this turn, -1 = none
+S_KNOCKER = S_TAKEN + 1
+S_FINAL_LEFT = S_KNOCKER + 1  # turns left in the final round after a knock
+S_TURNS = S_FINAL_LEFT + 1  # completed turns this deal
+S_DEALS = S_TURNS + 1  # deals begun this match
+S_POT = S_DEALS + 1
+S_DONE = S_POT + 1
+S_LAST_SEAT = S_DONE + 1
+S_LAST_ACTION = S_LAST_SEAT + 1
+S_LAST_END = S_LAST_ACTION + 1  # END_* of the last settled deal
+S_QPOS = S_LAST_END + 1  # next stacked deck to use
+S_QLEN = S_QPOS + 1
+S_DECISIONS = S_QLEN + 1  # decisions taken this episode
+STATE_SIZE = S_DECISIONS + 1
+
+
+# -- random numbers -------------------------------------------------------------------
+@njit(**JIT)
+def _rand_u32(rng):
+    """xorshift128 on four 32-bit words held in int64 (no overflow, same on every platform)."""
+    mask = 0xFFFFFFFF
+    t = rng[3]
+    s = rng[0]
+    rng[3] = rng[2]
+    rng[2] = rng[1]
+    rng[1] = s
+    t ^= (t << 11) & mask
+    t ^= t >> 8
+    t = t ^ s ^ (s >> 19)
+    rng[0] = t & mask
+    return rng[0]
+
+
+@njit(**JIT)
+def _rand_below(rng, n):
+    return (_rand_u32(rng) * n) >> 32
+
+
+@njit(**JIT)
+def _shuffle(rng, a, n):
+    for i in range(n - 1, 0, -1):
+        j = _rand_below(rng, i + 1)
+        tmp = a[i]
+        a[i] = a[j]
+        a[j] = tmp
+
+
+# -- hand value (RULES.md section 2) ----------------------------------------------------
+@njit(**JIT)
+def _hand_value2(c0, c1, c2, params):
+    """Doubled value of a three-card hand."""
+    ranks = params[P_RANKS]
+    r0, r1, r2 = c0 % ranks, c1 % ranks, c2 % ranks
+    if r0 == r1 and r1 == r2:
+        if r0 == params[P_ACE_RANK] and params[P_THREE_ACES2] > 0:
+            return params[P_THREE_ACES2]
+        if params[P_TOAK2] > 0:
+            return max(params[P_TOAK2], 2 * params[P_VALUES + c0])
+    best = 0
+    s0, s1, s2 = c0 // ranks, c1 // ranks, c2 // ranks
+    for suit in range(4):
+        total = 0
+        if s0 == suit:
+            total += params[P_VALUES + c0]
+        if s1 == suit:
+            total += params[P_VALUES + c1]
+        if s2 == suit:
+            total += params[P_VALUES + c2]
+        if total > best:
+            best = total
+    return 2 * best
+
+
+@njit(**JIT)
+def _best_value2(cards, n, params):
+    """Doubled value of the best three of ``n`` cards (n = 3 or 4); suit sum for fewer."""
+    if n == 3:
+        return _hand_value2(cards[0], cards[1], cards[2], params)
+    if n == 4:
+        best = 0
+        for skip in range(4):
+            keep = [cards[i] for i in range(4) if i != skip]
+            best = max(best, _hand_value2(keep[0], keep[1], keep[2], params))
+        return best
+    ranks = params[P_RANKS]
+    best = 0
+    for suit in range(4):
+        total = 0
+        for i in range(n):
+            if cards[i] // ranks == suit:
+                total += params[P_VALUES + cards[i]]
+        best = max(best, total)
+    return 2 * best
+
+
+@njit(**JIT)
+def _is_blitz(c0, c1, c2, params):
+    if params[P_BLITZ_AKT] == 0:
+        return _hand_value2(c0, c1, c2, params) == 62
+    ranks = params[P_RANKS]
+    if c0 // ranks != c1 // ranks or c1 // ranks != c2 // ranks:
+        return False
+    want = (1 << params[P_ACE_RANK]) | (1 << params[P_KING_RANK]) | (1 << params[P_TEN_RANK])
+    have = (1 << (c0 % ranks)) | (1 << (c1 % ranks)) | (1 << (c2 % ranks))
+    return have == want
+
+
+# -- small state helpers ----------------------------------------------------------------
+@njit(**JIT)
+def _hand(s, seat):
+    return s[S_HANDS + 4 * seat : S_HANDS + 4 * seat + 4]
+
+
+@njit(**JIT)
+def _seat_value2(s, params, seat):
+    return _best_value2(_hand(s, seat), s[S_HAND_N + seat], params)
+
+
+@njit(**JIT)
+def _seat_blitz(s, params, seat):
+    h = _hand(s, seat)
+    return s[S_HAND_N + seat] == 3 and _is_blitz(h[0], h[1], h[2], params)
+
+
+@njit(**JIT)
+def _next_in_play(s, seat):
+    n = s[S_NUM_PLAYERS]
+    for k in range(1, n + 1):
+        nxt = (seat + k) % n
+        if s[S_STATUS + nxt] != OUT:
+            return nxt
+    return seat
+
+
+@njit(**JIT)
+def _count_in_play(s):
+    count = 0
+    for seat in range(s[S_NUM_PLAYERS]):
+        if s[S_STATUS + seat] != OUT:
+            count += 1
+    return count
+
+
+@njit(**JIT)
+def _add_card(s, seat, card):
+    k = s[S_HAND_N + seat]
+    s[S_HANDS + 4 * seat + k] = card
+    s[S_HAND_N + seat] = k + 1
+
+
+@njit(**JIT)
+def _remove_card(s, seat, card):
+    k = s[S_HAND_N + seat]
+    base = S_HANDS + 4 * seat
+    for i in range(k):
+        if s[base + i] == card:
+            s[base + i] = s[base + k - 1]
+            s[base + k - 1] = -1
+            s[S_HAND_N + seat] = k - 1
+            return
+
+
+@njit(**JIT)
+def _push_discard(s, card):
+    s[S_DISCARD + s[S_DISCARD_N]] = card
+    s[S_DISCARD_N] += 1
+    s[S_SEEN + card] = 1
+    s[S_KNOWN + card] = 0
+
+
+@njit(**JIT)
+def _draw_stock(s, rng, params):
+    """Top stock card; an empty stock is first refilled from the discard pile (section 3.5)."""
+    if s[S_STOCK_N] == 0:
+        dn = s[S_DISCARD_N]
+        rest = dn - 1
+        # flip: the oldest discard becomes the top of the stock
+        for k in range(rest):
+            s[S_STOCK + k] = s[S_DISCARD + rest - 1 - k]
+        s[S_STOCK_N] = rest
+        s[S_DISCARD] = s[S_DISCARD + dn - 1]
+        s[S_DISCARD_N] = 1
+        if params[P_REFILL_SHUFFLE]:
+            _shuffle(rng, s[S_STOCK : S_STOCK + rest], rest)
+    s[S_STOCK_N] -= 1
+    return s[S_STOCK + s[S_STOCK_N]]
+
+
+# -- settling a deal (RULES.md section 4) ---------------------------------------------
+@njit(**JIT)
+def _pay(s, params, seat, amount):
+    """``seat`` pays ``amount`` lives into the pot; it goes on honor or out as the rules say."""
+    chips = s[S_CHIPS + seat]
+    if s[S_STATUS + seat] == ON_HONOR:
+        s[S_STATUS + seat] = OUT
+        return
+    paid = min(amount, chips)
+    s[S_CHIPS + seat] = chips - paid
+    s[S_POT] += paid
+    if chips - amount > 0:
+        return
+    if params[P_ON_HONOR] and chips - amount == 0:
+        s[S_STATUS + seat] = ON_HONOR
+    else:
+        s[S_STATUS + seat] = OUT
+
+
+@njit(**JIT)
+def _win_pot(s, seat):
+    s[S_CHIPS + seat] += s[S_POT]
+    s[S_POT] = 0
+
+
+@njit(**JIT)
+def _ranks_desc(s, params, seat):
+    """The three ranks of a hand, high to low, packed into one comparable number."""
+    h = _hand(s, seat)
+    ranks = params[P_RANKS]
+    a, b, c = h[0] % ranks, h[1] % ranks, h[2] % ranks
+    if a < b:
+        a, b = b, a
+    if b < c:
+        b, c = c, b
+    if a < b:
+        a, b = b, a
+    return (a * 16 + b) * 16 + c
+
+
+@njit(**JIT)
+def _end_match(s, winners, rewards):
+    """Match over: winners share +1, the others share -1 (all share: everyone 0)."""
+    n = s[S_NUM_PLAYERS]
+    w = 0
+    for seat in range(n):
+        w += winners[seat]
+    s[S_DONE] = 1
+    s[S_PHASE] = PH_OVER
+    if s[S_EPISODE_DEAL]:
+        return
+    if w == 0 or w == n:
+        return
+    for seat in range(n):
+        if winners[seat]:
+            rewards[seat] += 1.0 / w
+        else:
+            rewards[seat] -= 1.0 / (n - w)
+
+
+@njit(**JIT)
+def _settle(s, params, kind, rewards):
+    """Pay out the deal that just ended (a blitz by the seats holding one, or a showdown)."""
+    n = s[S_NUM_PLAYERS]
+    lives = params[P_ECONOMY_LIVES] == 1
+    knocker = s[S_KNOCKER]
+    s[S_LAST_END] = kind
+    before = np.zeros(MAXP, np.int64)
+    for seat in range(n):
+        before[seat] = s[S_STATUS + seat] != OUT
+    values = np.full(MAXP, -1, np.int64)
+    holders = np.zeros(MAXP, np.int64)
+    num_holders = 0
+    for seat in range(n):
+        if before[seat]:
+            values[seat] = _seat_value2(s, params, seat)
+            if kind == END_BLITZ and _seat_blitz(s, params, seat):
+                holders[seat] = 1
+                num_holders += 1
+    drawn = False
+    if kind == END_BLITZ:
+        if lives:
+            for seat in range(n):
+                if before[seat] and not holders[seat]:
+                    _pay(s, params, seat, 1)
+        elif num_holders == 1:
+            for seat in range(n):
+                if holders[seat]:
+                    _win_pot(s, seat)
+    elif not lives:
+        top = values.max()
+        count = 0
+        winner = -1
+        for seat in range(n):
+            if values[seat] == top:
+                count += 1
+                winner = seat
+        if count == 1:
+            _win_pot(s, winner)
+        elif params[P_KNOCKER_WINS_TIES] and knocker >= 0 and values[knocker] == top:
+            _win_pot(s, knocker)
+    else:
+        low = 1 << 20
+        for seat in range(n):
+            if before[seat] and values[seat] < low:
+                low = values[seat]
+        losers = np.zeros(MAXP, np.int64)
+        count = 0
+        any_honor = False
+        for seat in range(n):
+            if before[seat] and values[seat] == low:
+                losers[seat] = 1
+                count += 1
+                any_honor = any_honor or s[S_STATUS + seat] == ON_HONOR
+        if (
+            params[P_HONOR_TIEBREAK]
+            and _count_in_play(s) == 2
+            and count == 2
+            and knocker >= 0
+            and any_honor
+        ):
+            other = _next_in_play(s, knocker)
+            rk, ro = _ranks_desc(s, params, knocker), _ranks_desc(s, params, other)
+            if rk == ro:
+                drawn = True
+            else:
+                losers[knocker if rk < ro else other] = 1
+                losers[other if rk < ro else knocker] = 0
+                count = 1
+        if not drawn:
+            if params[P_KNOCKER_WINS_TIES] and knocker >= 0 and losers[knocker] and count > 1:
+                losers[knocker] = 0
+            for seat in range(n):
+                if losers[seat]:
+                    _pay(s, params, seat, params[P_KNOCKER_PENALTY] if seat == knocker else 1)
+
+    # deal rewards: net chips
+    if s[S_EPISODE_DEAL]:
+        for seat in range(n):
+            rewards[seat] += s[S_CHIPS + seat] - s[S_DEAL_CHIPS + seat]
+
+    # does the match (or the deal episode) end?
+    winners = np.zeros(MAXP, np.int64)
+    if lives:
+        left = _count_in_play(s)
+        if drawn:
+            for seat in range(n):
+                winners[seat] = before[seat]
+            _end_match(s, winners, rewards)
+            return
+        if left <= 1:
+            for seat in range(n):
+                winners[seat] = before[seat] if left == 0 else s[S_STATUS + seat] != OUT
+            _end_match(s, winners, rewards)
+            return
+    if s[S_EPISODE_DEAL]:
+        _end_match(s, winners, rewards)
+        return
+    s[S_DEALER] = _next_in_play(s, s[S_DEALER])
+
+
+@njit(**JIT)
+def _end_pot_match(s, rewards):
+    """Pot economy: the player(s) holding the most chips win."""
+    n = s[S_NUM_PLAYERS]
+    most = -1
+    for seat in range(n):
+        most = max(most, s[S_CHIPS + seat])
+    winners = np.zeros(MAXP, np.int64)
+    for seat in range(n):
+        winners[seat] = s[S_CHIPS + seat] == most
+    _end_match(s, winners, rewards)
+
+
+# -- dealing (RULES.md section 3.1-3.2) ------------------------------------------------
+@njit(**JIT)
+def _fill_deck(s, rng, decks, params, deck):
+    """Next stacked deck (its listed cards on top, the rest shuffled below), else a shuffle."""
+    d = params[P_DECK_SIZE]
+    used = np.zeros(MAXD, np.int64)
+    top = 0
+    if s[S_QPOS] < s[S_QLEN]:
+        row = decks[s[S_QPOS]]
+        s[S_QPOS] += 1
+        while top < d and row[top] >= 0:
+            deck[top] = row[top]
+            used[row[top]] = 1
+            top += 1
+    k = top
+    for card in range(d):
+        if not used[card]:
+            deck[k] = card
+            k += 1
+    _shuffle(rng, deck[top:d], d - top)
+
+
+@njit(**JIT)
+def _start_deal(s, rng, decks, params, rewards):
+    """Antes, the deal and a dealt blitz. Returns True if the deal needs decisions."""
+    n = s[S_NUM_PLAYERS]
+    d = params[P_DECK_SIZE]
+    if params[P_ECONOMY_LIVES] == 0:
+        if s[S_DEALS] >= params[P_MAX_DEALS]:
+            _end_pot_match(s, rewards)
+            return False
+        payers = 0
+        for seat in range(n):
+            if s[S_STATUS + seat] != OUT and s[S_CHIPS + seat] < params[P_ANTE]:
+                s[S_STATUS + seat] = OUT
+            if s[S_STATUS + seat] != OUT:
+                payers += 1
+        if payers <= 1:
+            _end_pot_match(s, rewards)
+            return False
+        if s[S_STATUS + s[S_DEALER]] == OUT:
+            s[S_DEALER] = _next_in_play(s, s[S_DEALER])
+    for seat in range(n):
+        s[S_DEAL_CHIPS + seat] = s[S_CHIPS + seat]
+        if params[P_ECONOMY_LIVES] == 0 and s[S_STATUS + seat] != OUT:
+            s[S_CHIPS + seat] -= params[P_ANTE]
+            s[S_POT] += params[P_ANTE]
+    s[S_DEALS] += 1
+    deck = np.empty(MAXD, np.int64)
+    _fill_deck(s, rng, decks, params, deck)
+    s[S_HANDS : S_HANDS + 4 * MAXP] = -1
+    s[S_HAND_N : S_HAND_N + MAXP] = 0
+    s[S_SEEN : S_SEEN + MAXD] = 0
+    s[S_KNOWN : S_KNOWN + MAXD] = 0
+    pos = 0
+    for _ in range(3):
+        seat = s[S_DEALER]
+        for _ in range(_count_in_play(s)):
+            seat = _next_in_play(s, seat)
+            _add_card(s, seat, deck[pos])
+            pos += 1
+    s[S_DISCARD_N] = 0
+    _push_discard(s, deck[pos])
+    pos += 1
+    rest = d - pos
+    for k in range(rest):
+        s[S_STOCK + k] = deck[d - 1 - k]
+    s[S_STOCK_N] = rest
+    s[S_TAKEN] = -1
+    s[S_KNOCKER] = -1
+    s[S_FINAL_LEFT] = 0
+    s[S_TURNS] = 0
+    s[S_PHASE] = PH_TURN
+    s[S_CURRENT] = _next_in_play(s, s[S_DEALER])
+    for seat in range(n):
+        if s[S_STATUS + seat] != OUT and _seat_blitz(s, params, seat):
+            _settle(s, params, END_BLITZ, rewards)
+            return False
+    return True
+
+
+@njit(**JIT)
+def _play_until_decision(s, rng, decks, params, rewards):
+    """Deal until a deal needs a decision or the match is over."""
+    while s[S_DONE] == 0:
+        if _start_deal(s, rng, decks, params, rewards):
+            return
+
+
+@njit(**JIT)
+def _reset(s, rng, decks, params, num_players, episode_deal, dealer, rewards):
+    """A new match (or deal episode). ``dealer < 0`` draws the dealer with the RNG.
+
+    An episode never ends before its first decision: if a dealt blitz would end it
+    at once, that deal is void and dealt again from the next deck.
+    """
+    rewards[:] = 0
+    qpos, qlen = s[S_QPOS], s[S_QLEN]
+    while True:
+        s[:] = 0
+        s[S_QPOS] = qpos
+        s[S_QLEN] = qlen
+        s[S_NUM_PLAYERS] = num_players
+        s[S_EPISODE_DEAL] = episode_deal
+        for seat in range(num_players):
+            s[S_CHIPS + seat] = params[P_START_CHIPS]
+            s[S_STATUS + seat] = IN_PLAY
+        s[S_DEALER] = dealer if dealer >= 0 else _rand_below(rng, num_players)
+        s[S_LAST_SEAT] = -1
+        s[S_LAST_ACTION] = -1
+        _play_until_decision(s, rng, decks, params, rewards)
+        if s[S_DONE] == 0:
+            return
+        qpos = s[S_QPOS]
+        rewards[:] = 0
+
+
+# -- a turn (RULES.md section 3.3-3.6 and 3.1) ------------------------------------------
+@njit(**JIT)
+def _legal_mask(s, params, mask):
+    """Write the exact legal-action mask of the seat to act."""
+    mask[:] = 0
+    phase = s[S_PHASE]
+    seat = s[S_CURRENT]
+    if phase == PH_TURN:
+        mask[DRAW_STOCK] = 1
+        mask[DRAW_DISCARD] = 1
+        knocker = s[S_KNOCKER]
+        if knocker < 0:
+            early = s[S_TURNS] < _count_in_play(s)
+            if (params[P_KNOCK_FIRST_ROUND] or not early) and _seat_value2(
+                s, params, seat
+            ) >= params[P_KNOCK_MIN2]:
+                mask[KNOCK] = 1
+        elif params[P_MAY_PASS]:
+            mask[PASS] = 1
+    elif phase == PH_DISCARD or phase == PH_DISCARD_FIRST:
+        taken = -1 if params[P_MAY_RETURN] else s[S_TAKEN]
+        h = _hand(s, seat)
+        for i in range(s[S_HAND_N + seat]):
+            if h[i] != taken:
+                mask[DISCARD0 + h[i]] = 1
+
+
+@njit(**JIT)
+def _end_turn(s, rng, decks, params, rewards):
+    mover = s[S_CURRENT]
+    s[S_TURNS] += 1
+    s[S_PHASE] = PH_TURN
+    s[S_TAKEN] = -1
+    if _seat_blitz(s, params, mover):
+        _settle(s, params, END_BLITZ, rewards)
+    else:
+        if s[S_KNOCKER] >= 0 and s[S_KNOCKER] != mover:
+            s[S_FINAL_LEFT] -= 1
+        if (s[S_KNOCKER] >= 0 and s[S_FINAL_LEFT] == 0) or s[S_TURNS] >= params[P_MAX_TURNS]:
+            _settle(s, params, END_SHOWDOWN, rewards)
+        else:
+            s[S_CURRENT] = _next_in_play(s, mover)
+            return
+    _play_until_decision(s, rng, decks, params, rewards)
+
+
+@njit(**JIT)
+def _step(s, rng, decks, params, action, rewards):
+    """Apply one legal action of the seat to act; ``rewards`` receives this step's rewards."""
+    rewards[:] = 0
+    seat = s[S_CURRENT]
+    s[S_LAST_SEAT] = seat
+    s[S_LAST_ACTION] = action
+    s[S_DECISIONS] += 1
+    phase = s[S_PHASE]
+    if phase == PH_TURN:
+        if action == DRAW_STOCK:
+            if params[P_DISCARD_FIRST]:
+                s[S_PHASE] = PH_DISCARD_FIRST
+            else:
+                _add_card(s, seat, _draw_stock(s, rng, params))
+                s[S_PHASE] = PH_DISCARD
+        elif action == DRAW_DISCARD:
+            s[S_DISCARD_N] -= 1
+            card = s[S_DISCARD + s[S_DISCARD_N]]
+            _add_card(s, seat, card)
+            s[S_KNOWN + card] = seat + 1
+            s[S_TAKEN] = card
+            s[S_PHASE] = PH_DISCARD
+        elif action == KNOCK:
+            s[S_KNOCKER] = seat
+            s[S_FINAL_LEFT] = _count_in_play(s) - 1
+            _end_turn(s, rng, decks, params, rewards)
+        else:  # PASS
+            _end_turn(s, rng, decks, params, rewards)
+    else:
+        card = action - DISCARD0
+        _remove_card(s, seat, card)
+        _push_discard(s, card)
+        if phase == PH_DISCARD_FIRST:
+            _add_card(s, seat, _draw_stock(s, rng, params))
+        _end_turn(s, rng, decks, params, rewards)
+
+
+@njit(**JIT)
+def _forfeit(s, seat, rewards):
+    """Illegal-action penalty: the match ends, -1 to ``seat`` and 0 to the others."""
+    rewards[:] = 0
+    rewards[seat] = -1.0
+    s[S_DONE] = 1
+    s[S_PHASE] = PH_OVER
+
+
+# -- observation (layout: thirtyone_env.encoding) ---------------------------------------
+@njit(**JIT)
+def _clip(x):
+    return min(x, 127)
+
+
+@njit(**JIT)
+def _observe(s, params, seat, off, out):
+    """Write ``seat``'s observation into ``out`` (int8); nothing hidden from ``seat`` is read."""
+    out[:] = 0
+    n = s[S_NUM_PLAYERS]
+    d = params[P_DECK_SIZE]
+    h = _hand(s, seat)
+    for i in range(s[S_HAND_N + seat]):
+        out[off[E.HAND] + h[i]] = 1
+    if s[S_TAKEN] >= 0 and s[S_CURRENT] == seat:
+        out[off[E.TAKEN] + s[S_TAKEN]] = 1
+    dn = s[S_DISCARD_N]
+    if dn > 0:
+        out[off[E.DISCARD_TOP] + s[S_DISCARD + dn - 1]] = 1
+    for i in range(dn):
+        out[off[E.DISCARD_PILE] + s[S_DISCARD + i]] = 1
+    for card in range(d):
+        out[off[E.DISCARD_SEEN] + card] = s[S_SEEN + card]
+        holder = s[S_KNOWN + card] - 1
+        if holder >= 0 and holder != seat:
+            rel = (holder - seat - 1) % n
+            out[off[E.OPP_KNOWN] + rel * d + card] = 1
+    for rel in range(n - 1):
+        other = (seat + 1 + rel) % n
+        out[off[E.OPP_CHIPS] + rel] = _clip(s[S_CHIPS + other])
+        out[off[E.OPP_IN_PLAY] + rel] = s[S_STATUS + other] != OUT
+        out[off[E.OPP_ON_HONOR] + rel] = s[S_STATUS + other] == ON_HONOR
+        out[off[E.OPP_KNOCKED] + rel] = s[S_KNOCKER] == other
+        out[off[E.OPP_DEALER] + rel] = s[S_DEALER] == other
+    out[off[E.OWN_CHIPS]] = _clip(s[S_CHIPS + seat])
+    out[off[E.OWN_ON_HONOR]] = s[S_STATUS + seat] == ON_HONOR
+    out[off[E.OWN_DEALER]] = s[S_DEALER] == seat
+    if s[S_PHASE] < PH_OVER:
+        out[off[E.PHASE] + s[S_PHASE]] = 1
+    out[off[E.FINAL_ROUND]] = s[S_KNOCKER] >= 0
+    out[off[E.FINAL_TURNS_LEFT]] = s[S_FINAL_LEFT]
+    out[off[E.FIRST_ROUND]] = s[S_TURNS] < _count_in_play(s)
+    out[off[E.STOCK_SIZE]] = s[S_STOCK_N]
+    out[off[E.POT]] = _clip(s[S_POT])
+    out[off[E.HAND_VALUE]] = _seat_value2(s, params, seat)
+    out[off[E.TURNS]] = _clip(s[S_TURNS])
+
+
+@njit(**JIT)
+def _global_state(s, params, off, out):
+    """Everything, for centralized critics: every hand, the stock, whose turn, seat 0's view."""
+    n = s[S_NUM_PLAYERS]
+    d = params[P_DECK_SIZE]
+    out[:] = 0
+    for seat in range(n):
+        h = _hand(s, seat)
+        for i in range(s[S_HAND_N + seat]):
+            out[seat * d + h[i]] = 1
+    for i in range(s[S_STOCK_N]):
+        out[n * d + s[S_STOCK + i]] = 1
+    if s[S_PHASE] < PH_OVER:
+        out[(n + 1) * d + s[S_CURRENT]] = 1
+    _observe(s, params, 0, off, out[(n + 1) * d + n :])
+
+
+def global_state_dim(deck_size: int, num_players: int) -> int:
+    return (num_players + 1) * deck_size + num_players + E.obs_dim(deck_size, num_players)
+
+
+# -- batch drivers (parallel over tables) -----------------------------------------------
+@njit(parallel=True, **JIT)
+def _reset_batch(states, rngs, decks, params, num_players, episode_deal, off, obs, masks, players):
+    rewards = np.zeros((states.shape[0], MAXP), np.float32)
+    for b in prange(states.shape[0]):
+        _reset(states[b], rngs[b], decks[b], params, num_players, episode_deal, -1, rewards[b])
+        players[b] = states[b, S_CURRENT]
+        _legal_mask(states[b], params, masks[b])
+        if off.shape[0] > 0:
+            _observe(states[b], params, players[b], off, obs[b])
+
+
+@njit(parallel=True, **JIT)
+def _step_batch(states, rngs, decks, params, actions, off, obs, masks, players, rewards, dones):
+    """Step every table; a finished table reports its rewards and starts its next match."""
+    n = states[0, S_NUM_PLAYERS]
+    episode_deal = states[0, S_EPISODE_DEAL]
+    scratch = np.zeros((states.shape[0], MAXP), np.float32)
+    for b in prange(states.shape[0]):
+        s = states[b]
+        _step(s, rngs[b], decks[b], params, actions[b], scratch[b])
+        for seat in range(n):
+            rewards[b, seat] = scratch[b, seat]
+        dones[b] = s[S_DONE] == 1
+        if dones[b]:
+            _reset(s, rngs[b], decks[b], params, n, episode_deal, -1, scratch[b])
+        players[b] = s[S_CURRENT]
+        _legal_mask(s, params, masks[b])
+        if off.shape[0] > 0:
+            _observe(s, params, players[b], off, obs[b])
+
+
+@njit(parallel=True, **JIT)
+def _global_state_batch(states, params, off, out):
+    for b in prange(states.shape[0]):
+        _global_state(states[b], params, off, out[b])
+
+
+def seed_rng(seed: int | None, stream: int = 0) -> np.ndarray:
+    """A fresh int64[4] xorshift128 state from a seed (None = OS entropy) and a stream index."""
+    words = np.random.SeedSequence(seed, spawn_key=(stream,)).generate_state(4, np.uint32)
+    words = words.astype(np.int64)
+    if not words.any():
+        words[0] = 1
+    return words
+
+
+def new_tables(num_tables: int, max_decks: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Empty state, RNG and stacked-deck arrays for ``num_tables`` tables."""
+    states = np.zeros((num_tables, STATE_SIZE), np.int32)
+    rngs = np.zeros((num_tables, 4), np.int64)
+    decks = np.full((num_tables, max_decks, MAXD), -1, np.int16)
+    return states, rngs, decks
