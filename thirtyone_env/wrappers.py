@@ -1,0 +1,205 @@
+"""``SingleAgentEnv``: one seat of ``thirtyone_v0`` as a Gymnasium env, the other seats played by agents.
+
+For single-agent libraries (Stable-Baselines3, sb3-contrib ``MaskablePPO``, CleanRL):
+
+| Import | ``gymnasium.make("ThirtyOne-v0", preset="scat", num_players=2)`` after ``import thirtyone_env`` |
+|---|---|
+| Actions | ``Discrete(4 + deck size)``, the action ids of ``thirtyone_v0`` |
+| Observation | ``Box(0, 1, (obs_dim,), float32)``: ``encoding``'s int8 vector / ``encoding.scale`` |
+| Legal actions | ``action_masks()`` (sb3-contrib) and ``info["action_mask"]`` (bool) |
+| Reward | the learner seat's ``thirtyone_v0`` reward (match: +1 win, -1/(n-1) loss) |
+
+Observations are float32 in [0, 1] so that networks need no preprocessing; the
+divisors are ``encoding.scale(deck size, n, lives or chips x n)``, the same as
+``VectorThirtyOne.obs_scale``, so ``obs * scale`` recovers the int8 vector exactly.
+One ``step`` is the learner's action followed by the opponents' actions until the
+learner is to act again or the episode ends. Illegal actions raise ``ValueError``
+(``illegal_action="raise"``, the default) or end the episode with reward -1
+(``"penalize"``: what ``gymnasium.utils.env_checker.check_env`` needs, since it steps
+unmasked ``action_space.sample()`` actions).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from thirtyone_env import encoding
+from thirtyone_env.env import raw_env
+from thirtyone_env.rules import Rules
+
+ENV_ID = "ThirtyOne-v0"
+
+
+class Agent(Protocol):
+    """What plays an opponent seat: ``act(obs)`` with ``thirtyone_v0``'s observation dict."""
+
+    def act(self, obs: dict[str, np.ndarray]) -> int: ...
+
+
+class RandomLegalAgent:
+    """Uniform over legal actions; the fallback opponent when ``agents`` is not importable."""
+
+    def __init__(self, rules: str | Rules = "scat", num_players: int = 2, seed: int | None = None):
+        self.rng = np.random.default_rng(seed)
+
+    def seed(self, seed: int | None) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, obs: dict[str, np.ndarray]) -> int:
+        return int(self.rng.choice(np.flatnonzero(obs["action_mask"])))
+
+
+def default_opponent(rules: Rules, num_players: int, seed: int | None = None) -> Agent:
+    """``agents.HeuristicAgent`` if the ``agents`` package is there, else ``RandomLegalAgent``."""
+    try:
+        from agents import HeuristicAgent
+    except ImportError:
+        return RandomLegalAgent(rules, num_players, seed)
+    return HeuristicAgent(rules, num_players, seed=seed)
+
+
+def _reseed(agent: Any, seed: int) -> None:
+    """Reseed an opponent through ``seed(int)`` if it has one, else a ``rng`` Generator attribute."""
+    if callable(getattr(agent, "seed", None)):
+        agent.seed(seed)
+    elif isinstance(getattr(agent, "rng", None), np.random.Generator):
+        agent.rng = np.random.default_rng(seed)
+
+
+class SingleAgentEnv(gymnasium.Env):
+    """The learner sits at ``seat`` (an int, or ``"random"``: drawn at every reset).
+
+    ``opponents``: one agent for every other seat (in seat order, skipping the
+    learner's), one agent for all of them, or ``None`` for ``default_opponent``.
+    ``preset`` is an alias of ``rules`` so that ``gymnasium.make(..., preset="italian")`` reads well.
+    ``reset(seed=s)`` seeds the table, the seat draw and the opponents (through
+    their ``seed(int)`` method or ``rng`` attribute), so an episode replays exactly.
+    """
+
+    metadata = {"render_modes": ["human", "ansi"], "render_fps": 1}
+
+    def __init__(
+        self,
+        rules: str | Rules = "scat",
+        num_players: int = 2,
+        opponents: Agent | list[Agent] | None = None,
+        seat: int | str = "random",
+        episode: str = "match",
+        render_mode: str | None = None,
+        illegal_action: str = "raise",
+        preset: str | None = None,
+    ):
+        self.rules = Rules.resolve(preset if preset is not None else rules)
+        # the AEC env renders every hand: this env renders the learner's view itself
+        self._aec = raw_env(num_players, self.rules, None, episode, illegal_action)
+        self.num_players = num_players
+        modes = self.metadata["render_modes"]
+        if render_mode not in (None, *modes):
+            raise ValueError(f"render_mode={render_mode!r} is invalid; allowed: {modes}")
+        self.render_mode = render_mode
+        if seat != "random" and not (isinstance(seat, (int, np.integer)) and 0 <= seat < num_players):
+            raise ValueError(f"seat={seat!r} is invalid; allowed: 'random' or a seat 0..{num_players - 1}")
+        self._seat_choice = seat
+        self.opponents = self._check_opponents(opponents)
+
+        deck_size = self.rules.deck_size
+        self.obs_scale = encoding.scale(deck_size, num_players, self.rules.start_chips * num_players)
+        self.observation_space = spaces.Box(0.0, 1.0, (encoding.obs_dim(deck_size, num_players),), np.float32)
+        self.action_space = spaces.Discrete(self.rules.num_actions)
+        self.seat = 0 if seat == "random" else int(seat)
+        self._agent = self._aec.possible_agents[self.seat]
+        self._mask = np.zeros(self.rules.num_actions, np.bool_)
+
+    def _check_opponents(self, opponents: Agent | list[Agent] | None) -> list[Agent]:
+        n_opp = self.num_players - 1
+        if opponents is None:
+            return [default_opponent(self.rules, self.num_players) for _ in range(n_opp)]
+        if not isinstance(opponents, (list, tuple)):
+            opponents = [opponents] * n_opp
+        if len(opponents) != n_opp or not all(callable(getattr(o, "act", None)) for o in opponents):
+            raise ValueError(f"opponents: expected {n_opp} objects with act(obs) -> int, got {opponents!r}")
+        return list(opponents)
+
+    # -- gymnasium API --------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        if seed is not None:
+            for i, opp in enumerate(self.opponents):
+                _reseed(opp, seed + 1 + i)
+        if self._seat_choice == "random":
+            self.seat = int(self.np_random.integers(self.num_players))
+            self._agent = self._aec.possible_agents[self.seat]
+        table_seed = seed
+        while True:
+            self._aec.reset(seed=table_seed, options=options)
+            self._play_opponents()
+            if not self._aec.terminations[self._agent]:
+                break
+            # a "deal" episode the opponents ended before the learner's first move: deal again
+            table_seed = None
+        if self.render_mode == "human":
+            self.render()
+        return self._observe(), self._info()
+
+    def step(self, action: int):
+        aec = self._aec
+        if getattr(aec, "terminations", {}).get(self._agent, True):
+            raise RuntimeError("step() called on a finished episode; call reset()")
+        if aec.agent_selection != self._agent:  # cannot happen unless the AEC env is driven from outside
+            raise RuntimeError(f"{aec.agent_selection} is to act, not the learner {self._agent}")
+        aec.step(action)  # illegal: ValueError naming the legal ids, or a forfeit with "penalize"
+        reward = aec.rewards[self._agent] + self._play_opponents()
+        terminated = aec.terminations[self._agent]
+        obs, info = self._observe(), self._info()
+        if self.render_mode == "human":
+            self.render()
+        return obs, float(reward), bool(terminated), False, info
+
+    def action_masks(self) -> np.ndarray:
+        """Legal actions for the learner now (all False once the episode is over)."""
+        return self._mask.copy()
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            return None
+        from thirtyone_env.render import render_table
+
+        text = render_table(self._aec._state, self.rules, show_seat=self.seat)
+        if self.render_mode == "ansi":
+            return text
+        print(text)
+        return None
+
+    def close(self) -> None:
+        self._aec.close()
+
+    # -- internals ------------------------------------------------------------------
+    def _play_opponents(self) -> float:
+        """Opponents act until the learner is to act or the episode ends; the learner's reward meanwhile."""
+        aec, reward = self._aec, 0.0
+        while not aec.terminations[self._agent] and aec.agent_selection != self._agent:
+            agent = aec.agent_selection
+            seat = aec._seat[agent]
+            opp = self.opponents[seat if seat < self.seat else seat - 1]
+            aec.step(int(opp.act(aec.observe(agent))))
+            reward += aec.rewards[self._agent]
+        return reward
+
+    def _observe(self) -> np.ndarray:
+        raw = self._aec.observe(self._agent)
+        self._mask[:] = raw["action_mask"].astype(np.bool_)
+        return raw["observation"].astype(np.float32) / self.obs_scale  # division: exact 1.0 at the top
+
+    def _info(self) -> dict[str, Any]:
+        info = dict(self._aec.infos[self._agent])
+        info["seat"] = self.seat
+        info["action_mask"] = self._mask.copy()
+        return info
+
+
+if ENV_ID not in gymnasium.registry:
+    gymnasium.register(ENV_ID, entry_point="thirtyone_env.wrappers:SingleAgentEnv")
