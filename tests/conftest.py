@@ -1,0 +1,105 @@
+"""Shared helpers: stacked decks, scripted play by action names, engine-state readers."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from thirtyone_env import engine as G
+from thirtyone_env.cards import card_str, parse_card, parse_cards
+from thirtyone_env.env import raw_env
+from thirtyone_env.rules import Rules
+
+ACTION_WORDS = {"draw": G.DRAW_STOCK, "take": G.DRAW_DISCARD, "knock": G.KNOCK, "pass": G.PASS}
+
+
+def stack(
+    hands: Sequence[str | None], discard: str, stock: str = "", dealer: int = 0, deck: str = "french52"
+) -> list[int]:
+    """Card ids, top first, of a deck that deals ``hands[seat]`` to every seat.
+
+    ``hands`` is indexed by seat (``None`` = seat out, dealt nothing); the deal goes
+    one card at a time starting left of ``dealer``, three rounds, then the discard,
+    then the stock top first (cards not listed are shuffled below by the engine).
+    """
+    n = len(hands)
+    cards = {seat: parse_cards(h, deck) for seat, h in enumerate(hands) if h is not None}
+    order = [(dealer + 1 + k) % n for k in range(n) if hands[(dealer + 1 + k) % n] is not None]
+    top = [cards[seat][r] for r in range(3) for seat in order]
+    return top + parse_cards(discard, deck) + parse_cards(stock, deck)
+
+
+def table(
+    rules: str | Rules = "scat", n: int = 2, decks: Sequence[Sequence[int]] = (), dealer: int = 0,
+    episode: str = "match", seed: int = 0, **kwargs,
+) -> raw_env:
+    """A raw env reset with stacked ``decks`` and a given ``dealer``."""
+    env = raw_env(num_players=n, rules=rules, episode=episode, **kwargs)
+    env.reset(seed=seed, options={"decks": [list(d) for d in decks], "dealer": dealer})
+    return env
+
+
+def action_id(name: str, deck: str = "french52") -> int:
+    """``draw``, ``take``, ``knock``, ``pass`` or a card text such as ``QS`` (= throw it)."""
+    if name in ACTION_WORDS:
+        return ACTION_WORDS[name]
+    return G.DISCARD0 + parse_card(name, deck)
+
+
+def act(env: raw_env, *names: str) -> None:
+    """Step ``env`` by action names, each by the seat to act."""
+    for name in names:
+        env.step(action_id(name, env.rules.deck))
+
+
+def seat_acts(env: raw_env, seat: int, *names: str) -> None:
+    """Like ``act``, but first check that ``seat`` is the one to act."""
+    assert env.agent_selection == f"player_{seat}", (env.agent_selection, seat)
+    act(env, *names)
+
+
+def hand(env: raw_env, seat: int) -> set[str]:
+    s = env._state
+    base = G.S_HANDS + 4 * seat
+    return {card_str(int(c), env.rules.deck) for c in s[base : base + s[G.S_HAND_N + seat]]}
+
+
+def chips(env: raw_env) -> list[int]:
+    return [int(env._state[G.S_CHIPS + i]) for i in range(env.num_players)]
+
+
+def status(env: raw_env) -> list[int]:
+    return [int(env._state[G.S_STATUS + i]) for i in range(env.num_players)]
+
+
+def legal(env: raw_env) -> set[int]:
+    return set(np.flatnonzero(env._mask).tolist())
+
+
+def stock_top_first(env: raw_env) -> list[str]:
+    s = env._state
+    cards = s[G.S_STOCK : G.S_STOCK + s[G.S_STOCK_N]][::-1]
+    return [card_str(int(c), env.rules.deck) for c in cards]
+
+
+def discard_pile(env: raw_env) -> list[str]:
+    """Discard pile, oldest first (top last)."""
+    s = env._state
+    return [card_str(int(c), env.rules.deck) for c in s[G.S_DISCARD : G.S_DISCARD + s[G.S_DISCARD_N]]]
+
+
+def rewards(env: raw_env) -> list[float]:
+    return [env.rewards[a] for a in env.possible_agents]
+
+
+def all_cards(state: np.ndarray, deck_size: int) -> list[int]:
+    """Every card id in hands, stock and discard pile (sorted; each id once if nothing is lost)."""
+    n = int(state[G.S_NUM_PLAYERS])
+    cards: list[int] = []
+    for seat in range(n):
+        k = int(state[G.S_HAND_N + seat])
+        cards += state[G.S_HANDS + 4 * seat : G.S_HANDS + 4 * seat + k].tolist()
+    cards += state[G.S_STOCK : G.S_STOCK + state[G.S_STOCK_N]].tolist()
+    cards += state[G.S_DISCARD : G.S_DISCARD + state[G.S_DISCARD_N]].tolist()
+    return sorted(cards)
