@@ -1,0 +1,273 @@
+"""``HeuristicAgent``: the strongest rule-based player here (docs/agents.md has the figures).
+
+What it knows beyond ``GreedyAgent``:
+- **Live cards.** A card is live when it is neither in its hand, nor in the discard
+  pile, nor known to sit in an opponent's hand (``opp_known``); only live cards can
+  still come from the stock. A three-card hand is scored as
+  ``value + w * potential``, potential being the expected gain of one more draw
+  over the live cards, so it keeps suits whose high cards are still out there.
+- **Draw choice.** Take the discard when the best keep with it beats drawing from
+  the stock (current value plus the expected gain of the draw).
+- **Denial.** Throwing a card of a suit the next opponent is known to collect costs
+  ``deny`` times that card's value.
+- **Knocking** uses ``KNOCK_TABLE``: per rule preset, the doubled hand value from
+  which knocking pays, by players in play and completed turns this deal (which
+  also fixes the seat's position in the round). ``scripts/derive_knock_thresholds.py``
+  derives it by simulation with the engine and rewrites the table below. It also
+  never knocks into an opponent whose known cards already match its hand.
+- **Final round** (someone knocked): no future draws count, so it maximises the
+  value it will show, i.e. plays to stay off the bottom; it passes (Russian) only
+  when no draw can help.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from agents.base import BaseAgent
+from agents.greedy import _find_one, _first_legal, _phase, _read_hand
+from thirtyone_env import encoding as E
+from thirtyone_env.engine import DISCARD0, DRAW_DISCARD, DRAW_STOCK, KNOCK, MAXP, PASS, _hand_value2
+from thirtyone_env.rules import P_ACE_RANK, P_DECK_SIZE, P_RANKS, P_THREE_ACES2, P_TOAK2, P_VALUES, Rules
+
+JIT = dict(cache=True, nogil=True)
+TMAX = 16  # turn columns of the knock table; later turns use the last one
+
+# BEGIN KNOCK TABLE (written by scripts/derive_knock_thresholds.py; doubled values, by players in play,
+# then by completed turns 0..TMAX-1)
+KNOCK_TABLE: dict[str, dict[int, list[int]]] = {}
+# END KNOCK TABLE
+
+DEFAULT_KNOCK2 = 54  # 27 points, for cells the table does not cover
+
+# tuning knobs (cfg vector)
+C_POTENTIAL, C_DENY, C_TAKE_MARGIN, C_KNOCK_SHIFT = 0, 1, 2, 3
+DEFAULT_CFG = (1.0, 0.3, 0.0, 0.0)
+
+
+def knock_table(rules: Rules, overrides: dict[int, list[int]] | None = None) -> np.ndarray:
+    """The int64 [MAXP + 1, TMAX] doubled knock thresholds for ``rules`` (rows: players in play)."""
+    source = dict(KNOCK_TABLE.get(rules.name, KNOCK_TABLE.get("scat", {})))
+    if overrides:
+        source.update(overrides)
+    table = np.full((MAXP + 1, TMAX), DEFAULT_KNOCK2, np.int64)
+    known = sorted(source)
+    for k in range(2, MAXP + 1):
+        if not known:
+            break
+        row = source[k] if k in source else source[min(known, key=lambda j: abs(j - k))]
+        table[k, : len(row)] = row
+        table[k, len(row) :] = row[-1]
+    return table
+
+
+# -- the parts of a decision ------------------------------------------------------------
+@njit(**JIT)
+def _live(obs, off, params, n, live):
+    """Card ids that may still come from the stock (not ours, not discarded, not known held)."""
+    d = params[P_DECK_SIZE]
+    count = 0
+    for c in range(d):
+        if obs[off[E.HAND] + c] != 0 or obs[off[E.DISCARD_PILE] + c] != 0:
+            continue
+        held = False
+        for rel in range(n - 1):
+            if obs[off[E.OPP_KNOWN] + rel * d + c] != 0:
+                held = True
+                break
+        if not held:
+            live[count] = c
+            count += 1
+    return count
+
+
+@njit(**JIT)
+def _special2(card, params):
+    """Doubled value of three cards of ``card``'s rank, 0 when that is no special hand."""
+    if card % params[P_RANKS] == params[P_ACE_RANK] and params[P_THREE_ACES2] > 0:
+        return params[P_THREE_ACES2]
+    if params[P_TOAK2] > 0:
+        return max(params[P_TOAK2], 2 * params[P_VALUES + card])
+    return 0
+
+
+@njit(**JIT)
+def _potential(a, b, c, v, live, nlive, params):
+    """Expected doubled gain of one more card drawn uniformly from the live cards."""
+    if nlive == 0:
+        return 0.0
+    ranks = params[P_RANKS]
+    top1 = np.zeros(4, np.int64)
+    top2 = np.zeros(4, np.int64)
+    for card in (a, b, c):
+        s = card // ranks
+        x = params[P_VALUES + card]
+        if x > top1[s]:
+            top2[s] = top1[s]
+            top1[s] = x
+        elif x > top2[s]:
+            top2[s] = x
+    ra, rb, rc = a % ranks, b % ranks, c % ranks
+    pair = ra if (ra == rb or ra == rc) else (rb if rb == rc else -1)
+    total = 0
+    for i in range(nlive):
+        x = live[i]
+        s = x // ranks
+        new = 2 * (params[P_VALUES + x] + top1[s] + top2[s])
+        if pair >= 0 and x % ranks == pair:
+            new = max(new, _special2(x, params))
+        if new > v:
+            total += new - v
+    return total / nlive
+
+
+@njit(**JIT)
+def _score(a, b, c, w, live, nlive, params):
+    v = _hand_value2(a, b, c, params)
+    if w == 0.0:
+        return float(v)
+    return v + w * _potential(a, b, c, v, live, nlive, params)
+
+
+@njit(**JIT)
+def _suit_sum2(obs, start, suit, params):
+    """Doubled sum of the cards of ``suit`` set in a one-hot piece."""
+    ranks = params[P_RANKS]
+    total = 0
+    for r in range(ranks):
+        if obs[start + suit * ranks + r] != 0:
+            total += params[P_VALUES + suit * ranks + r]
+    return 2 * total
+
+
+@njit(**JIT)
+def _deny_cost(obs, off, params, nxt, card, deny):
+    """What throwing ``card`` gives away to the next opponent, if it is known to collect the suit."""
+    if nxt < 0 or deny == 0.0:
+        return 0.0
+    d = params[P_DECK_SIZE]
+    start = off[E.OPP_KNOWN] + nxt * d
+    if _suit_sum2(obs, start, card // params[P_RANKS], params) == 0:
+        return 0.0
+    return deny * 2 * params[P_VALUES + card]
+
+
+@njit(**JIT)
+def _heuristic_row(obs, mask, off, params, n, table, cfg):
+    d = params[P_DECK_SIZE]
+    hand = np.empty(4, np.int64)
+    nh = _read_hand(obs, off, params, hand)
+    phase = _phase(obs, off)
+    live = np.empty(52, np.int64)
+    nlive = _live(obs, off, params, n, live)
+    final = obs[off[E.FINAL_ROUND]] != 0
+    w = 0.0 if final else cfg[C_POTENTIAL]
+    # opponents in play, the next one to act, and the strongest hand they are known to hold
+    in_play = 1
+    nxt = -1
+    known_best = 0
+    for rel in range(n - 1):
+        if obs[off[E.OPP_IN_PLAY] + rel] != 0:
+            in_play += 1
+            if nxt < 0:
+                nxt = rel
+            for s in range(4):
+                known_best = max(known_best, _suit_sum2(obs, off[E.OPP_KNOWN] + rel * d, s, params))
+    action = -1
+    if phase == 0:
+        a, b, c = hand[0], hand[1], hand[2]
+        v = _hand_value2(a, b, c, params)
+        turns = min(obs[off[E.TURNS]], TMAX - 1)
+        threshold = table[min(in_play, MAXP), turns] + cfg[C_KNOCK_SHIFT]
+        if mask[KNOCK] and v >= threshold and v > known_best:
+            action = KNOCK
+        else:
+            pot = _potential(a, b, c, v, live, nlive, params)
+            q_stock = v + pot + w * pot
+            q_take = -1.0
+            best_take = -1.0
+            top = _find_one(obs, off[E.DISCARD_TOP], d)
+            if top >= 0 and mask[DRAW_DISCARD]:
+                q_take = max(
+                    _score(top, b, c, w, live, nlive, params),
+                    _score(a, top, c, w, live, nlive, params),
+                    _score(a, b, top, w, live, nlive, params),
+                )
+                best_take = max(
+                    _hand_value2(top, b, c, params), _hand_value2(a, top, c, params),
+                    _hand_value2(a, b, top, params),
+                )
+            if mask[PASS] and pot == 0.0 and best_take <= v:
+                action = PASS
+            elif q_take > q_stock + cfg[C_TAKE_MARGIN]:
+                action = DRAW_DISCARD
+            else:
+                action = DRAW_STOCK
+    elif phase == 1 or phase == 2:
+        best = -1e18
+        for i in range(nh):
+            card = hand[i]
+            if not mask[DISCARD0 + card]:
+                continue
+            keep = np.empty(3, np.int64)
+            k = 0
+            for j in range(nh):
+                if j != i:
+                    keep[k] = hand[j]
+                    k += 1
+            if phase == 1:
+                score = _score(keep[0], keep[1], keep[2], w, live, nlive, params)
+            else:  # two cards kept, the stock card comes next: average over the live cards
+                score = 0.0
+                for m in range(nlive):
+                    score += _hand_value2(keep[0], keep[1], live[m], params)
+                score /= max(nlive, 1)
+            score -= _deny_cost(obs, off, params, nxt, card, cfg[C_DENY])
+            score -= 1e-3 * params[P_VALUES + card]  # ties: throw the lower card
+            if score > best:
+                best = score
+                action = DISCARD0 + card
+    if action < 0 or not mask[action]:
+        action = _first_legal(mask)
+    return action
+
+
+@njit(parallel=True, **JIT)
+def _heuristic_batch(obs, mask, off, params, n, table, cfg, out):
+    for b in prange(obs.shape[0]):
+        out[b] = _heuristic_row(obs[b], mask[b], off, params, n, table, cfg)
+
+
+class HeuristicAgent(BaseAgent):
+    """Card counting, denial and simulation-derived knock thresholds (see the module docstring).
+
+    ``table`` replaces the knock thresholds (int [MAXP + 1, TMAX], doubled values), ``cfg`` the
+    tuning knobs ``(potential weight, deny, take margin, knock shift)``.
+    """
+
+    def __init__(
+        self,
+        rules: str | Rules = "scat",
+        num_players: int = 2,
+        seed: int | None = None,
+        table: np.ndarray | None = None,
+        cfg: tuple[float, ...] = DEFAULT_CFG,
+    ):
+        super().__init__(rules, num_players, seed)
+        self.table = knock_table(self.rules) if table is None else np.asarray(table, np.int64)
+        if self.table.shape != (MAXP + 1, TMAX):
+            raise ValueError(f"table must have shape ({MAXP + 1}, {TMAX}), got {self.table.shape}")
+        self.cfg = np.asarray(cfg, np.float64)
+        if self.cfg.shape != (4,):
+            raise ValueError(f"cfg must hold 4 numbers, got {cfg!r}")
+
+    def act(self, obs: dict) -> int:
+        row, mask = self._check_one(obs)
+        return int(_heuristic_row(row, mask, self.offsets, self.params, self.num_players, self.table, self.cfg))
+
+    def act_batch(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        obs, mask = self._check_batch(obs, mask)
+        out = np.empty(obs.shape[0], np.int64)
+        _heuristic_batch(obs, mask, self.offsets, self.params, self.num_players, self.table, self.cfg, out)
+        return out
