@@ -152,11 +152,11 @@ def _best_value2(cards, n, params):
     if n == 3:
         return _hand_value2(cards[0], cards[1], cards[2], params)
     if n == 4:
-        best = 0
-        for skip in range(4):
-            keep = [cards[i] for i in range(4) if i != skip]
-            best = max(best, _hand_value2(keep[0], keep[1], keep[2], params))
-        return best
+        a, b, c, d = cards[0], cards[1], cards[2], cards[3]
+        return max(
+            max(_hand_value2(b, c, d, params), _hand_value2(a, c, d, params)),
+            max(_hand_value2(a, b, d, params), _hand_value2(a, b, c, params)),
+        )
     ranks = params[P_RANKS]
     best = 0
     for suit in range(4):
@@ -745,6 +745,12 @@ def _step_batch(states, rngs, decks, params, actions, off, obs, masks, players, 
         _legal_mask(s, params, masks[b])
         if off.shape[0] > 0:
             _observe(s, params, players[b], off, obs[b])
+
+
+@njit(parallel=True, **JIT)
+def _observe_batch(states, params, seats, off, out):
+    for b in prange(states.shape[0]):
+        _observe(states[b], params, seats[b], off, out[b])
 
 
 @njit(parallel=True, **JIT)

@@ -75,8 +75,7 @@ class Rules:
         """The rules of a named preset (RULES.md section 6), with any fields overridden."""
         if name not in PRESETS:
             raise ValueError(f"unknown preset {name!r}; allowed: {list(PRESETS)}")
-        base = dataclasses.asdict(PRESETS[name])
-        base.pop("_params", None)
+        base = PRESETS[name].to_dict()
         unknown = sorted(set(overrides) - set(base) - {"name"})
         if unknown:
             raise ValueError(f"unknown rule option(s) {unknown}; allowed: {sorted(base)}")
@@ -94,6 +93,10 @@ class Rules:
 
     def replace(self, **changes: Any) -> Rules:
         return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every option as plain data (``Rules(**rules.to_dict()) == rules``)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.init}
 
     # -- derived facts ------------------------------------------------------------------
     @property

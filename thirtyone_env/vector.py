@@ -125,6 +125,18 @@ class VectorThirtyOne:
         G._global_state_batch(self._states, self._params, self._offsets, out)
         return out
 
+    def snapshot(self) -> dict[str, np.ndarray]:
+        """Everything needed to continue exactly (tables, RNGs, stacked decks, last outputs)."""
+        names = ("_states", "_rngs", "_decks", "obs", "mask", "player", "rewards", "done")
+        return {name: getattr(self, name).copy() for name in names}
+
+    def restore(self, snapshot: dict[str, np.ndarray]) -> None:
+        for name, value in snapshot.items():
+            current = getattr(self, name)
+            if name != "_decks" and (value.shape != current.shape or value.dtype != current.dtype):
+                raise ValueError(f"snapshot field {name} has shape {value.shape}, expected {current.shape}")
+            setattr(self, name, value.copy())
+
     def raw_state(self) -> np.ndarray:
         """The engine's int32 state vectors (layout ``engine.S_*``), read-only view."""
         view = self._states.view()
@@ -134,7 +146,8 @@ class VectorThirtyOne:
     def observe(self, seats: np.ndarray) -> np.ndarray:
         """Observation of any seat per table (e.g. every seat's view at the end of a match)."""
         seats = np.asarray(seats, np.int64)
+        if seats.shape != (self.num_envs,) or ((seats < 0) | (seats >= self.num_players)).any():
+            raise ValueError(f"seats must be {self.num_envs} seat numbers in 0..{self.num_players - 1}")
         out = np.empty((self.num_envs, self.obs_dim), np.int8)
-        for i in range(self.num_envs):
-            G._observe(self._states[i], self._params, seats[i], self._offsets, out[i])
+        G._observe_batch(self._states, self._params, seats, self._offsets, out)
         return out

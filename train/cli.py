@@ -1,0 +1,176 @@
+"""The ``thirtyone`` command: ``train``, ``eval`` and ``play``."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from pathlib import Path
+
+from thirtyone_env.rules import Rules
+
+EVAL_OPPONENTS = ("random", "greedy", "heuristic")
+
+
+def _players(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--players must be an integer, got {text!r}") from None
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="thirtyone", description="Thirty-one: train, evaluate and play.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    from train.ppo import Args
+
+    tr = sub.add_parser("train", help="self-play PPO, then an evaluation table")
+    tr.add_argument("--preset", default="scat", choices=Rules.preset_names())
+    tr.add_argument("--players", type=_players, default=2)
+    tr.add_argument("--minutes", type=_positive_float, default=10.0)
+    tr.add_argument("--out", default=None, help="run folder (default runs/<preset>_<players>p)")
+    tr.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
+    tr.add_argument("--eval-matches", type=int, default=1000, help="matches per opponent in the final table")
+    tr.add_argument("--no-progress", action="store_true")
+    skip = {"preset", "num_players", "minutes", "out", "progress"}
+    for f in dataclasses.fields(Args):
+        if f.name in skip:
+            continue
+        flag = "--" + f.name.replace("_", "-")
+        if f.type in ("bool", bool):
+            tr.add_argument(flag, type=lambda s: s.lower() in ("1", "true", "yes"), default=f.default)
+        else:
+            kind = {"int": int, "float": float, "str": str}.get(str(f.type), type(f.default))
+            tr.add_argument(flag, type=kind, default=f.default, help=f"(default {f.default})")
+
+    ev = sub.add_parser("eval", help="tournament between agents")
+    ev.add_argument("--agents", nargs="+", required=True,
+                    help="random, greedy, heuristic, policy:PATH, pretrained[:PRESET_NP]")
+    ev.add_argument("--preset", default="scat", choices=Rules.preset_names())
+    ev.add_argument("--players", type=_players, default=2)
+    ev.add_argument("--matches", type=int, default=2000)
+    ev.add_argument("--seed", type=int, default=0)
+    ev.add_argument("--mode", choices=["rotate", "one-vs-rest"], default=None,
+                    help="seating (default: one-vs-rest for two agents at a bigger table, else rotate)")
+    ev.add_argument("--plot", default=None, help="write the ratings PNG here")
+
+    pl = sub.add_parser("play", help="play in the terminal against bots")
+    pl.add_argument("--preset", default="scat", choices=Rules.preset_names())
+    pl.add_argument("--players", type=_players, default=3)
+    pl.add_argument("--opponents", default="heuristic",
+                    help="random, greedy, heuristic or pretrained (pretrained falls back to heuristic "
+                         "where no policy ships)")
+    pl.add_argument("--seat", type=int, default=0)
+    pl.add_argument("--seed", type=int, default=None)
+    return parser
+
+
+def head_to_head(policy, rules: Rules, num_players: int, matches: int, seed: int = 0) -> str:
+    """One row per rule-based opponent: the policy against a table of them."""
+    from train.evaluate import make_agent, play_tournament
+
+    lines = []
+    for k, name in enumerate(EVAL_OPPONENTS):
+        opponent = make_agent(name, rules, num_players, seed=seed)
+        t = play_tournament([policy, opponent], rules, num_players, matches, seed=seed + k,
+                            names=["policy", name])
+        lines.append(t.table() if not lines else "\n".join(t.table().splitlines()[2:]))
+    return "\n".join(lines)
+
+
+def cmd_train(ns: argparse.Namespace) -> int:
+    from agents.policy import PolicyAgent
+    from train.evaluate import plot_learning_curve
+    from train.ppo import Args, train
+
+    rules = Rules.preset(ns.preset)
+    rules.check_num_players(ns.players)
+    out = ns.out or f"runs/{ns.preset}_{ns.players}p"
+    values = {f.name: getattr(ns, f.name) for f in dataclasses.fields(Args) if hasattr(ns, f.name)}
+    args = Args(**{**values, "preset": ns.preset, "num_players": ns.players, "minutes": ns.minutes,
+                   "out": out, "progress": not ns.no_progress})
+    if ns.resume and not (Path(out) / "last.pt").is_file():
+        raise ValueError(f"--resume: no checkpoint at {Path(out) / 'last.pt'}")
+    if not ns.resume and (Path(out) / "last.pt").is_file():
+        raise ValueError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
+    path = train(args, resume=ns.resume)
+    print(f"checkpoint: {path}")
+    curve = plot_learning_curve(Path(out) / "progress.csv", Path(out) / "learning_curve.png")
+    print(f"learning curve: {curve}")
+    policy = PolicyAgent.load(path)
+    print(head_to_head(policy, rules, ns.players, ns.eval_matches, seed=12345))
+    return 0
+
+
+def cmd_eval(ns: argparse.Namespace) -> int:
+    from train.evaluate import make_agent, play_tournament, plot_ratings
+
+    rules = Rules.preset(ns.preset)
+    rules.check_num_players(ns.players)
+    if ns.matches < 1:
+        raise ValueError(f"--matches must be >= 1, got {ns.matches}")
+    agent_list = [make_agent(spec, rules, ns.players, seed=ns.seed + i) for i, spec in enumerate(ns.agents)]
+    t = play_tournament(agent_list, rules, ns.players, ns.matches, seed=ns.seed, mode=ns.mode, names=ns.agents)
+    print(t.table())
+    if ns.plot:
+        print(f"ratings plot: {plot_ratings(t, ns.plot)}")
+    return 0
+
+
+def cmd_play(ns: argparse.Namespace) -> int:
+    from agents.human import HumanAgent
+    from agents.policy import PolicyAgent
+    from thirtyone_env import thirtyone_v0
+    from train.evaluate import make_agent
+
+    rules = Rules.preset(ns.preset)
+    rules.check_num_players(ns.players)
+    if not 0 <= ns.seat < ns.players:
+        raise ValueError(f"--seat must be 0..{ns.players - 1}, got {ns.seat}")
+    if ns.opponents == "pretrained" and f"{ns.preset}_{ns.players}p" not in PolicyAgent.available():
+        print(f"(no pretrained policy for {ns.preset} with {ns.players} players; playing heuristic bots; "
+              f"shipped: {', '.join(PolicyAgent.available())})")
+        ns.opponents = "heuristic"
+    bots = {seat: make_agent(ns.opponents, rules, ns.players, seed=seat) for seat in range(ns.players)}
+    human = HumanAgent(rules, ns.players)
+    env = thirtyone_v0.env(num_players=ns.players, rules=rules)
+    env.reset(seed=ns.seed)
+    me = f"player_{ns.seat}"
+    for agent in env.agent_iter():
+        obs, reward, term, trunc, _ = env.last()
+        if term or trunc:
+            if agent == me:
+                print(f"\nMatch over. Your reward: {reward:+.2f}")
+            env.step(None)
+            continue
+        seat = int(agent.split("_")[1])
+        env.step(human.act(obs) if agent == me else bots[seat].act(obs))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    ns = parser.parse_args(argv)
+    try:
+        return {"train": cmd_train, "eval": cmd_eval, "play": cmd_play}[ns.command](ns)
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"thirtyone {ns.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except (KeyboardInterrupt, EOFError):
+        print("\nbye", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

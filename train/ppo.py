@@ -1,0 +1,379 @@
+"""Self-play PPO with action masking on ``VectorThirtyOne`` (CleanRL style, one file).
+
+One network plays every learner seat. Each table plays a whole match against
+one opponent kind: the current policy itself (self-play, every seat learns), a
+past snapshot, or a rule-based agent; only learner seats' decisions are trained
+on. Each seat's decisions form their own trajectory for GAE: the reward of a
+decision is what the seat received until its next decision.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from numba import njit
+from torch import nn, optim
+
+from agents.policy import CHECKPOINT_FORMAT, PolicyAgent, PolicyNet, load_checkpoint
+from thirtyone_env.rules import Rules
+from thirtyone_env.vector import VectorThirtyOne
+from train.evaluate import make_agent, play_tournament
+
+
+@dataclass
+class Args:
+    preset: str = "scat"
+    """rules preset"""
+    num_players: int = 2
+    """players per table"""
+    seed: int = 1
+    """seed of the tables, the network and the opponent draws"""
+    minutes: float = 10.0
+    """wall-clock training budget"""
+    total_decisions: int = 0
+    """stop after this many decisions instead (0 = use minutes)"""
+    out: str = "runs/scat"
+    """run folder: checkpoints, CSV and TensorBoard logs, plots"""
+    num_envs: int = 512
+    """tables stepped together"""
+    num_steps: int = 64
+    """decisions per table per rollout"""
+    learning_rate: float = 1e-3
+    """Adam step size (annealed linearly to 10% over the budget)"""
+    gamma: float = 1.0
+    """discount per own decision (matches always end)"""
+    gae_lambda: float = 0.95
+    """GAE lambda"""
+    num_minibatches: int = 4
+    """minibatches per epoch"""
+    update_epochs: int = 2
+    """epochs over each rollout"""
+    clip_coef: float = 0.2
+    """PPO clip range"""
+    ent_coef: float = 0.01
+    """entropy bonus"""
+    vf_coef: float = 0.5
+    """value loss weight"""
+    max_grad_norm: float = 0.5
+    """gradient clipping"""
+    hidden: int = 128
+    """hidden units per layer"""
+    self_play: float = 0.4
+    """share of matches where every seat is the current policy"""
+    rule_based: str = "heuristic,greedy"
+    """rule-based opponents in the pool"""
+    rule_based_share: float = 0.4
+    """share of matches against a rule-based opponent (the rest: past snapshots)"""
+    snapshot_every: int = 20
+    """updates between snapshots added to the pool"""
+    pool_size: int = 8
+    """past snapshots kept"""
+    eval_every_minutes: float = 2.0
+    """minutes between evaluations against the rule-based agents"""
+    eval_matches: int = 400
+    """matches per evaluation"""
+    checkpoint_minutes: float = 2.0
+    """minutes between checkpoints"""
+    threads: int = 2
+    """torch threads"""
+    progress: bool = True
+    """show a progress bar"""
+
+
+@njit(cache=True)
+def gae_per_seat(rewards, dones, seats, values, boot, gamma, lam, advantages):
+    """GAE along each seat's own decisions. rewards (T, B, n); dones, seats, values (T, B); boot (B, n)."""
+    num_steps, num_envs, num_players = rewards.shape
+    for b in range(num_envs):
+        for p in range(num_players):
+            next_value = boot[b, p]
+            next_nonterminal = 1.0
+            acc = 0.0
+            gae = 0.0
+            for t in range(num_steps - 1, -1, -1):
+                if dones[t, b]:
+                    acc = 0.0
+                    next_value = 0.0
+                    next_nonterminal = 0.0
+                    gae = 0.0
+                acc += rewards[t, b, p]
+                if seats[t, b] == p:
+                    delta = acc + gamma * next_value * next_nonterminal - values[t, b]
+                    gae = delta + gamma * lam * next_nonterminal * gae
+                    advantages[t, b] = gae
+                    next_value = values[t, b]
+                    next_nonterminal = 1.0
+                    acc = 0.0
+
+
+class Opponents:
+    """Who sits at the non-learner seats of each table, drawn per match."""
+
+    def __init__(self, args: Args, rules: Rules, rng: np.random.Generator):
+        self.args, self.rng = args, rng
+        names = [n.strip() for n in args.rule_based.split(",") if n.strip()]
+        self.rule_based = [(name, make_agent(name, rules, args.num_players)) for name in names]
+        self.snapshots: list[PolicyNet] = []
+        self.mode = np.full(args.num_envs, -1)  # -1 self-play, 0..R-1 rule-based, R.. snapshots
+        self.learner_seat = np.zeros(args.num_envs, np.int64)
+
+    def draw(self, tables: np.ndarray) -> None:
+        u = self.rng.random(len(tables))
+        num_rb, num_snap = len(self.rule_based), len(self.snapshots)
+        rb_share = self.args.rule_based_share if num_rb else 0.0
+        snap_share = (1 - self.args.self_play - rb_share) if num_snap else 0.0
+        mode = np.full(len(tables), -1)
+        rb = (u >= self.args.self_play) & (u < self.args.self_play + rb_share)
+        snap = (u >= self.args.self_play + rb_share) & (u < self.args.self_play + rb_share + snap_share)
+        mode[rb] = self.rng.integers(0, max(num_rb, 1), rb.sum())
+        mode[snap] = num_rb + self.rng.integers(0, max(num_snap, 1), snap.sum())
+        self.mode[tables] = mode
+        self.learner_seat[tables] = self.rng.integers(0, self.args.num_players, len(tables))
+
+    def learner_rows(self, player: np.ndarray) -> np.ndarray:
+        return (self.mode < 0) | (player == self.learner_seat)
+
+    def act(self, obs: np.ndarray, mask: np.ndarray, rows: np.ndarray, actions: np.ndarray) -> None:
+        """Fill ``actions`` for the opponent ``rows``."""
+        num_rb = len(self.rule_based)
+        for m in np.unique(self.mode[rows]):
+            sel = rows[self.mode[rows] == m]
+            if m < num_rb:
+                actions[sel] = self.rule_based[m][1].act_batch(obs[sel], mask[sel])
+            else:
+                actions[sel] = self.snapshots[m - num_rb].act(obs[sel], mask[sel], greedy=False)
+
+    def add_snapshot(self, net: PolicyNet) -> None:
+        snap = PolicyNet(net.obs_dim, net.num_actions, 1.0 / net.inv_scale.numpy(), net.hidden)
+        snap.load_state_dict(net.state_dict())
+        snap.eval()
+        self.snapshots.append(snap)
+        if len(self.snapshots) > self.args.pool_size:
+            self.snapshots.pop(0)
+            self.mode[self.mode >= len(self.rule_based) + len(self.snapshots)] = -1
+
+
+def save_checkpoint(path: Path, payload: dict) -> None:
+    """Write atomically: a killed run never leaves a half-written checkpoint."""
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    torch.save(payload, tmp)
+    os.replace(tmp, path)
+
+
+def evaluate(net: PolicyNet, rules: Rules, args: Args, seed: int) -> dict[str, float]:
+    policy = PolicyAgent(net, rules, args.num_players, greedy=True)
+    out = {}
+    for name in [n.strip() for n in args.rule_based.split(",") if n.strip()]:
+        opponent = make_agent(name, rules, args.num_players)
+        t = play_tournament([policy, opponent], rules, args.num_players, args.eval_matches, seed=seed)
+        out[f"eval/win_rate_{name}"] = t.results[0].win_rate
+    return out
+
+
+def train(args: Args, resume: bool = False) -> Path:
+    """Train (or continue a run from ``out/last.pt``); returns the final checkpoint path."""
+    out = Path(args.out)
+    last = out / "last.pt"
+    ckpt = None
+    if resume:
+        ckpt = load_checkpoint(last)
+        saved = ckpt["args"]
+        if saved["preset"] != args.preset or saved["num_players"] != args.num_players:
+            raise ValueError(
+                f"{last} is a {saved['preset']} {saved['num_players']}-player run, "
+                f"not {args.preset} {args.num_players}-player"
+            )
+        args = Args(**{**saved, "minutes": args.minutes, "total_decisions": args.total_decisions,
+                       "progress": args.progress, "out": args.out})
+    rules = Rules.preset(args.preset)
+    rules.check_num_players(args.num_players)
+    out.mkdir(parents=True, exist_ok=True)
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    rng = np.random.default_rng(args.seed)
+
+    env = VectorThirtyOne(args.num_envs, args.num_players, rules, seed=args.seed)
+    net = PolicyNet(env.obs_dim, env.num_actions, env.obs_scale, args.hidden)
+    optimizer = optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
+    opponents = Opponents(args, rules, rng)
+    decisions, updates, elapsed = 0, 0, 0.0
+    obs, mask, player = env.reset()
+    opponents.draw(np.arange(args.num_envs))
+
+    if ckpt is not None:
+        net.load_state_dict(ckpt["model"])
+        optimizer.load_state_dict(ckpt["optimizer"])
+        env.restore(ckpt["env"])
+        obs, mask, player = env.obs, env.mask, env.player
+        for state in ckpt["snapshots"]:
+            opponents.add_snapshot(net)
+            opponents.snapshots[-1].load_state_dict(state)
+        opponents.mode, opponents.learner_seat = ckpt["opponent_mode"], ckpt["learner_seat"]
+        rng.bit_generator.state = ckpt["numpy_rng"]
+        torch.set_rng_state(ckpt["torch_rng"])
+        decisions, updates, elapsed = ckpt["decisions"], ckpt["updates"], ckpt["elapsed"]
+
+    def checkpoint() -> None:
+        save_checkpoint(last, {
+            "format": CHECKPOINT_FORMAT, "rules": rules.to_dict(), "num_players": args.num_players,
+            "hidden": args.hidden, "model": net.state_dict(), "optimizer": optimizer.state_dict(),
+            "args": dataclasses.asdict(args), "env": env.snapshot(),
+            "snapshots": [s.state_dict() for s in opponents.snapshots],
+            "opponent_mode": opponents.mode.copy(), "learner_seat": opponents.learner_seat.copy(),
+            "numpy_rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state(),
+            "decisions": decisions, "updates": updates, "elapsed": elapsed,
+        })
+
+    from torch.utils.tensorboard import SummaryWriter
+    from tqdm import tqdm
+
+    writer = SummaryWriter(str(out / "tb"))
+    csv_path = out / "progress.csv"
+    fields = ["decisions", "updates", "minutes", "decisions_per_s", "pg_loss", "v_loss", "entropy",
+              "approx_kl", "clipfrac", "mean_match_reward"] + [f"eval/win_rate_{n.strip()}" for n in
+                                                                args.rule_based.split(",") if n.strip()]
+    new_csv = not (resume and csv_path.exists())
+    csv_file = open(csv_path, "a" if not new_csv else "w", newline="")
+    log = csv.DictWriter(csv_file, fieldnames=fields)
+    if new_csv:
+        log.writeheader()
+
+    T, B, n = args.num_steps, args.num_envs, args.num_players
+    b_obs = np.zeros((T, B, env.obs_dim), np.int8)
+    b_mask = np.zeros((T, B, env.num_actions), np.bool_)
+    b_actions = np.zeros((T, B), np.int64)
+    b_logp = np.zeros((T, B), np.float32)
+    b_values = np.zeros((T, B), np.float32)
+    b_seats = np.zeros((T, B), np.int64)
+    b_learner = np.zeros((T, B), np.bool_)
+    b_rewards = np.zeros((T, B, n), np.float32)
+    b_dones = np.zeros((T, B), np.bool_)
+    actions = np.zeros(B, np.int64)
+
+    budget_s = args.minutes * 60
+    last_eval = elapsed - args.eval_every_minutes * 60 * 0.5
+    last_ckpt = elapsed
+    latest_eval: dict[str, float] = {}
+    match_rewards: list[float] = []
+    bar = tqdm(total=args.total_decisions or int(budget_s), disable=not args.progress,
+               unit="dec" if args.total_decisions else "s", initial=decisions if args.total_decisions else int(elapsed))
+    start = time.perf_counter() - elapsed
+
+    def done_training() -> bool:
+        if args.total_decisions:
+            return decisions >= args.total_decisions
+        return time.perf_counter() - start >= budget_s
+
+    while not done_training():
+        t0 = time.perf_counter()
+        frac = min((time.perf_counter() - start) / budget_s, 1.0) if not args.total_decisions else decisions / args.total_decisions
+        optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - 0.9 * frac)
+
+        # rollout
+        net.eval()
+        for t in range(T):
+            b_obs[t], b_mask[t], b_seats[t] = obs, mask, player
+            learner = opponents.learner_rows(player)
+            b_learner[t] = learner
+            rows = np.flatnonzero(learner)
+            with torch.no_grad():
+                a, logp, _, value = net.get_action_and_value(torch.from_numpy(obs[rows]), torch.from_numpy(mask[rows]))
+            actions[rows] = a.numpy()
+            b_logp[t, rows], b_values[t, rows] = logp.numpy(), value.numpy()
+            others = np.flatnonzero(~learner)
+            if others.size:
+                opponents.act(obs, mask, others, actions)
+            b_actions[t] = actions
+            obs, mask, player, rewards, done = env.step(actions)
+            b_rewards[t], b_dones[t] = rewards, done
+            if done.any():
+                finished = np.flatnonzero(done)
+                seats = np.where(opponents.mode[finished] < 0, 0, opponents.learner_seat[finished])
+                match_rewards.extend(rewards[finished, seats].tolist())
+                opponents.draw(finished)
+        decisions += T * B
+
+        # bootstrap value of every seat's current view if not done
+        with torch.no_grad():
+            boot = np.stack([net.get_value(torch.from_numpy(env.observe(np.full(B, p)))).numpy()
+                             for p in range(n)], axis=1)
+        advantages = np.zeros((T, B), np.float32)
+        gae_per_seat(b_rewards, b_dones, b_seats, b_values, boot, args.gamma, args.gae_lambda, advantages)
+        returns = advantages + b_values
+
+        # flatten the learner decisions
+        keep = b_learner.reshape(-1)
+        f_obs = torch.from_numpy(b_obs.reshape(T * B, -1)[keep])
+        f_mask = torch.from_numpy(b_mask.reshape(T * B, -1)[keep])
+        f_actions = torch.from_numpy(b_actions.reshape(-1)[keep])
+        f_logp = torch.from_numpy(b_logp.reshape(-1)[keep])
+        f_adv = torch.from_numpy(advantages.reshape(-1)[keep])
+        f_returns = torch.from_numpy(returns.reshape(-1)[keep])
+
+        # optimize policy and value
+        net.train()
+        size = len(f_actions)
+        mb_size = max(size // args.num_minibatches, 1)
+        clipfracs = []
+        for _ in range(args.update_epochs):
+            order = torch.randperm(size)
+            for start_i in range(0, size, mb_size):
+                mb = order[start_i : start_i + mb_size]
+                _, new_logp, entropy, new_value = net.get_action_and_value(f_obs[mb], f_mask[mb], f_actions[mb])
+                logratio = new_logp - f_logp[mb]
+                ratio = logratio.exp()
+                with torch.no_grad():
+                    approx_kl = ((ratio - 1) - logratio).mean()
+                    clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
+                mb_adv = f_adv[mb]
+                mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
+                pg_loss = torch.max(-mb_adv * ratio,
+                                    -mb_adv * torch.clamp(ratio, 1 - args.clip_coef, 1 + args.clip_coef)).mean()
+                v_loss = 0.5 * ((new_value - f_returns[mb]) ** 2).mean()
+                entropy_loss = entropy.mean()
+                loss = pg_loss - args.ent_coef * entropy_loss + args.vf_coef * v_loss
+                optimizer.zero_grad()
+                loss.backward()
+                nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
+                optimizer.step()
+        updates += 1
+        if updates % args.snapshot_every == 0:
+            opponents.add_snapshot(net)
+
+        # log
+        now = time.perf_counter()
+        elapsed = now - start
+        row = {
+            "decisions": decisions, "updates": updates, "minutes": round(elapsed / 60, 3),
+            "decisions_per_s": round(T * B / (now - t0)), "pg_loss": pg_loss.item(), "v_loss": v_loss.item(),
+            "entropy": entropy_loss.item(), "approx_kl": approx_kl.item(), "clipfrac": float(np.mean(clipfracs)),
+            "mean_match_reward": float(np.mean(match_rewards)) if match_rewards else 0.0,
+        }
+        match_rewards.clear()
+        if elapsed - last_eval >= args.eval_every_minutes * 60 or done_training():
+            latest_eval = evaluate(net, rules, args, seed=10_000 + updates)
+            row.update(latest_eval)
+            last_eval = elapsed
+        for key, value in row.items():
+            writer.add_scalar(key if "/" in key else f"train/{key}", value, decisions)
+        log.writerow(row)
+        csv_file.flush()
+        bar.set_postfix({"dec/s": row["decisions_per_s"],
+                         **{k.removeprefix("eval/win_rate_"): f"{v:.2f}" for k, v in latest_eval.items()}})
+        bar.update(T * B if args.total_decisions else int(elapsed) - bar.n)
+        if elapsed - last_ckpt >= args.checkpoint_minutes * 60:
+            checkpoint()
+            last_ckpt = elapsed
+
+    checkpoint()
+    bar.close()
+    writer.close()
+    csv_file.close()
+    return last
