@@ -26,6 +26,8 @@ from typing import Any, Protocol
 import gymnasium
 import numpy as np
 from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import BaseWrapper
 
 from thirtyone_env import encoding
 from thirtyone_env.env import raw_env
@@ -199,6 +201,41 @@ class SingleAgentEnv(gymnasium.Env):
         info["seat"] = self.seat
         info["action_mask"] = self._mask.copy()
         return info
+
+
+class ScaledObservationWrapper(BaseWrapper):
+    """``thirtyone_v0`` with float32 observations in [0, 1] under ``obs_key`` and a float32 mask.
+
+    RLlib's action-masking RLModule wants ``{"observations": ..., "action_mask": ...}``:
+    ``ScaledObservationWrapper(thirtyone_v0.env(), obs_key="observations")``.
+    The scaling is ``SingleAgentEnv``'s (``encoding.scale``).
+    """
+
+    def __init__(self, env: AECEnv, obs_key: str = "observation"):
+        super().__init__(env)
+        base = env.unwrapped
+        rules, n = base.rules, base.num_players
+        self.obs_key = obs_key
+        self.obs_scale = encoding.scale(rules.deck_size, n, rules.start_chips * n)
+        self._spaces = {
+            agent: spaces.Dict(
+                {
+                    obs_key: spaces.Box(0.0, 1.0, self.obs_scale.shape, np.float32),
+                    "action_mask": spaces.Box(0.0, 1.0, (rules.num_actions,), np.float32),
+                }
+            )
+            for agent in base.possible_agents
+        }
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self._spaces[agent]
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        raw = super().observe(agent)
+        return {
+            self.obs_key: raw["observation"].astype(np.float32) / self.obs_scale,
+            "action_mask": raw["action_mask"].astype(np.float32),
+        }
 
 
 if ENV_ID not in gymnasium.registry:
