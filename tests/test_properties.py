@@ -1,0 +1,174 @@
+"""Invariants under random legal play, over every preset, player count and episode kind."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import all_cards
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from thirtyone_env import engine as G
+from thirtyone_env.env import raw_env
+from thirtyone_env.rules import Rules
+
+CASES = [(name, n) for name in Rules.preset_names() for n in range(2, Rules.preset(name).max_players + 1)]
+# option variants the presets do not cover; knock_min_value=31 forces long deals, so the stock refills
+VARIANTS = [
+    {},
+    {"stock_refill": "shuffle", "knock_min_value": 31, "max_turns": 150},
+    {"knock_min_value": 31, "max_turns": 150},
+    {"discard_before_stock_draw": True, "may_return_discard": True},
+    {"final_round_may_pass": True, "knocker_wins_ties": True, "knock_min_value": 20},
+    {"three_aces": "31", "three_of_a_kind": 30, "lives": 1},
+]
+SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def decision_bound(rules: Rules, n: int, episode: str) -> int:
+    """Most decisions a match can take: every lives deal costs someone a chip (or honor)."""
+    deals = 1 if episode == "deal" else (rules.max_deals if rules.economy == "pot" else n * (rules.lives + 1))
+    return deals * 2 * rules.max_turns
+
+
+def check_table(env: raw_env, total: int) -> None:
+    s = env._state
+    n, d = env.num_players, env.rules.deck_size
+    assert all_cards(s, d) == list(range(d))  # every card once: hands + stock + discard
+    assert int(s[G.S_CHIPS : G.S_CHIPS + n].sum()) + int(s[G.S_POT]) == total
+    assert (s[G.S_CHIPS : G.S_CHIPS + n] >= 0).all()
+    if s[G.S_DONE]:
+        return
+    seat = int(s[G.S_CURRENT])
+    assert s[G.S_STATUS + seat] != G.OUT
+    hand_n = s[G.S_HAND_N : G.S_HAND_N + n]
+    expected = np.where(s[G.S_STATUS : G.S_STATUS + n] == G.OUT, 0, 3)
+    if s[G.S_PHASE] == G.PH_DISCARD:
+        expected[seat] = 4
+    assert hand_n.tolist() == expected.tolist()
+    mask = env._mask
+    assert mask.any()  # the acting seat always has a legal action
+    for agent in env.possible_agents:
+        seen = env.observe(agent)["action_mask"]
+        assert np.array_equal(seen, mask if agent == env.agent_selection else np.zeros_like(mask))
+
+
+@settings(max_examples=250, **SETTINGS)
+@given(
+    case=st.sampled_from(CASES),
+    variant=st.sampled_from(VARIANTS),
+    episode=st.sampled_from(["match", "deal"]),
+    seed=st.integers(0, 2**31),
+)
+def test_random_play_keeps_the_invariants(case, variant, episode, seed):
+    name, n = case
+    env = raw_env(num_players=n, rules=Rules.preset(name, **variant), episode=episode)
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    total = env.rules.start_chips * n
+    bound = decision_bound(env.rules, n, episode)
+    steps = 0
+    while not env._state[G.S_DONE]:
+        check_table(env, total)
+        env.step(int(rng.choice(np.flatnonzero(env._mask))))
+        steps += 1
+        assert steps <= bound
+        if not env._state[G.S_DONE]:
+            assert all(r == 0 for r in env.rewards.values())  # rewards only on the final step
+    check_table(env, total)
+    assert all(env.terminations.values()) and not any(env.truncations.values())
+    final = np.array([env.rewards[a] for a in env.possible_agents])
+    if episode == "match":
+        check_match_rewards(env, final)
+    else:
+        assert final.sum() == -int(env._state[G.S_POT])  # net chips; what is missing lies in the pot
+        assert (final == env._state[G.S_CHIPS : G.S_CHIPS + n] - env.rules.start_chips).all()
+
+
+def check_match_rewards(env: raw_env, final: np.ndarray) -> None:
+    """Winners share +1, the others share -1 (all share: all 0); who wins follows the economy."""
+    s, n = env._state, env.num_players
+    assert final.sum() == pytest.approx(0, abs=1e-6)
+    winners = final > 0
+    w = int(winners.sum())
+    if w == 0:
+        assert (final == 0).all()
+    else:
+        assert final[winners] == pytest.approx(np.full(w, 1 / w))
+        assert final[~winners] == pytest.approx(np.full(n - w, -1 / (n - w)))
+    chips = s[G.S_CHIPS : G.S_CHIPS + n]
+    in_play = s[G.S_STATUS : G.S_STATUS + n] != G.OUT
+    if env.rules.economy == "pot":
+        most = chips == chips.max()
+        assert (winners == most).all() or (w == 0 and most.all())
+    elif in_play.sum() == 1:
+        assert (winners == in_play).all()
+    else:  # everyone out at once, or a drawn honor tiebreak: the co-winners were in play
+        assert (winners <= in_play).all() or in_play.sum() == 0
+
+
+def hidden_cards(s: np.ndarray, observer: int) -> list[int]:
+    """Slots (state indices) of cards ``observer`` cannot see: the stock and opponents' unknown cards."""
+    n = int(s[G.S_NUM_PLAYERS])
+    slots = list(range(G.S_STOCK, G.S_STOCK + int(s[G.S_STOCK_N])))
+    for seat in range(n):
+        if seat == observer:
+            continue
+        for i in range(int(s[G.S_HAND_N + seat])):
+            card = int(s[G.S_HANDS + 4 * seat + i])
+            if s[G.S_KNOWN + card] == 0 and s[G.S_SEEN + card] == 0:
+                slots.append(G.S_HANDS + 4 * seat + i)
+    return slots
+
+
+def observe(env: raw_env, state: np.ndarray, seat: int) -> np.ndarray:
+    out = np.empty(int(env._offsets[-1]), np.int8)
+    G._observe(state, env._params, seat, env._offsets, out)
+    return out
+
+
+@settings(max_examples=150, **SETTINGS)
+@given(case=st.sampled_from(CASES), seed=st.integers(0, 2**31), steps=st.integers(0, 120))
+def test_hidden_cards_do_not_leak(case, seed, steps):
+    name, n = case
+    env = raw_env(num_players=n, rules=name)
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        if env._state[G.S_DONE]:
+            break
+        env.step(int(rng.choice(np.flatnonzero(env._mask))))
+    s = env._state
+    for observer in range(n):
+        slots = hidden_cards(s, observer)
+        other = s.copy()
+        other[slots] = np.roll(s[slots], 1)  # a different deal of the unseen cards
+        if len(slots) >= 2:
+            assert not np.array_equal(other, s)
+        assert np.array_equal(observe(env, other, observer), observe(env, s, observer))
+        # control: the observer's own cards do show
+        own = s.copy()
+        k = int(s[G.S_HAND_N + observer])
+        if k and slots:
+            mine = G.S_HANDS + 4 * observer
+            own[mine], own[slots[0]] = s[slots[0]], s[mine]
+            assert not np.array_equal(observe(env, own, observer), observe(env, s, observer))
+
+
+def test_known_cards_are_shown_to_opponents():
+    env = raw_env(num_players=3, rules="scat")
+    env.reset(seed=3)
+    s = env._state
+    seat = int(s[G.S_CURRENT])
+    top = int(s[G.S_DISCARD + s[G.S_DISCARD_N] - 1])
+    env.step(G.DRAW_DISCARD)
+    d = env.rules.deck_size
+    for observer in range(3):
+        obs = observe(env, s, observer)
+        known = obs[env._offsets[5] : env._offsets[6]].reshape(2, d)
+        if observer == seat:
+            assert known.sum() == 0
+        else:
+            rel = (seat - observer - 1) % 3
+            assert known[rel].nonzero()[0].tolist() == [top]
+            assert known.sum() == 1
