@@ -9,7 +9,6 @@ from typing import Any
 import numpy as np
 import torch
 from torch import nn
-from torch.distributions import Categorical
 
 from thirtyone_env import encoding
 from thirtyone_env.rules import Rules
@@ -51,18 +50,28 @@ class PolicyNet(nn.Module):
     def get_action_and_value(
         self, obs: torch.Tensor, mask: torch.Tensor, action: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Sampled (or given) action, its log-probability, the policy entropy and the value."""
         hidden = self.features(obs)
-        dist = Categorical(logits=self.masked_logits(hidden, mask))
+        logp_all = self.masked_logits(hidden, mask).log_softmax(-1)
         if action is None:
-            action = dist.sample()
-        return action, dist.log_prob(action), dist.entropy(), self.critic(hidden).squeeze(-1)
+            action = sample_masked(logp_all)
+        probs = logp_all.exp()
+        entropy = -(probs * torch.where(probs > 0, logp_all, 0.0)).sum(-1)
+        logp = logp_all.gather(-1, action.unsqueeze(-1)).squeeze(-1)
+        return action, logp, entropy, self.critic(hidden).squeeze(-1)
 
     @torch.no_grad()
     def act(self, obs: np.ndarray, mask: np.ndarray, greedy: bool = True) -> np.ndarray:
         logits = self.masked_logits(self.features(torch.as_tensor(obs)), torch.as_tensor(mask))
         if greedy:
             return logits.argmax(-1).numpy()
-        return Categorical(logits=logits).sample().numpy()
+        return sample_masked(logits.log_softmax(-1)).numpy()
+
+
+def sample_masked(logp: torch.Tensor) -> torch.Tensor:
+    """Gumbel-max sampling: exact for a categorical, and masked ids (log p = min float) never win."""
+    gumbel = -torch.log(-torch.log(torch.rand_like(logp).clamp_(1e-12, 1.0)))
+    return (logp + gumbel).argmax(-1)
 
 
 def load_checkpoint(path: str | os.PathLike) -> dict[str, Any]:

@@ -41,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--minutes", type=_positive_float, default=10.0)
     tr.add_argument("--out", default=None, help="run folder (default runs/<preset>_<players>p)")
     tr.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
-    tr.add_argument("--eval-matches", type=int, default=1000, help="matches per opponent in the final table")
+    tr.add_argument("--final-matches", type=int, default=1000, help="matches per opponent in the final table")
     tr.add_argument("--no-progress", action="store_true")
     skip = {"preset", "num_players", "minutes", "out", "progress"}
     for f in dataclasses.fields(Args):
@@ -109,7 +109,7 @@ def cmd_train(ns: argparse.Namespace) -> int:
     curve = plot_learning_curve(Path(out) / "progress.csv", Path(out) / "learning_curve.png")
     print(f"learning curve: {curve}")
     policy = PolicyAgent.load(path)
-    print(head_to_head(policy, rules, ns.players, ns.eval_matches, seed=12345))
+    print(head_to_head(policy, rules, ns.players, ns.final_matches, seed=12345))
     return 0
 
 

@@ -20,20 +20,26 @@ AGENT_KINDS = ("random", "greedy", "heuristic", "policy:PATH", "pretrained[:PRES
 
 def make_agent(spec: str, rules: Rules, num_players: int, seed: int = 0):
     """An agent from its command-line name (see ``AGENT_KINDS``)."""
-    import agents
-
     kind, _, arg = spec.partition(":")
     if kind == "random":
-        return agents.RandomAgent(rules, num_players, seed=seed)
+        from agents.random_agent import RandomAgent
+
+        return RandomAgent(rules, num_players, seed=seed)
     if kind == "greedy":
-        return agents.GreedyAgent(rules, num_players)
+        from agents.greedy import GreedyAgent
+
+        return GreedyAgent(rules, num_players)
     if kind == "heuristic":
-        return agents.HeuristicAgent(rules, num_players)
+        from agents.heuristic import HeuristicAgent
+
+        return HeuristicAgent(rules, num_players)
+    from agents.policy import PolicyAgent
+
     if kind == "policy" and arg:
-        return agents.PolicyAgent.load(arg, rules=rules, num_players=num_players)
+        return PolicyAgent.load(arg, rules=rules, num_players=num_players)
     if kind == "pretrained":
         preset, n = (arg.rsplit("_", 1)[0], int(arg.rsplit("_", 1)[1].rstrip("p"))) if arg else (rules.name, num_players)
-        agent = agents.PolicyAgent.pretrained(preset, n)
+        agent = PolicyAgent.pretrained(preset, n)
         if agent.rules != rules or agent.num_players != num_players:
             raise ValueError(f"pretrained policy {preset}_{n}p does not fit {rules.name} with {num_players} players")
         return agent

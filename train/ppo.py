@@ -319,13 +319,9 @@ def train(args: Args, resume: bool = False) -> Path:
 
         # optimize policy and value
         net.train()
-        size = len(f_actions)
-        mb_size = max(size // args.num_minibatches, 1)
         clipfracs = []
         for _ in range(args.update_epochs):
-            order = torch.randperm(size)
-            for start_i in range(0, size, mb_size):
-                mb = order[start_i : start_i + mb_size]
+            for mb in torch.randperm(len(f_actions)).tensor_split(args.num_minibatches):
                 _, new_logp, entropy, new_value = net.get_action_and_value(f_obs[mb], f_mask[mb], f_actions[mb])
                 logratio = new_logp - f_logp[mb]
                 ratio = logratio.exp()
