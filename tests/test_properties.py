@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from conftest import all_cards
@@ -172,3 +176,12 @@ def test_known_cards_are_shown_to_opponents():
             rel = (seat - observer - 1) % 3
             assert known[rel].nonzero()[0].tolist() == [top]
             assert known.sum() == 1
+
+
+def test_soak_script_smoke():
+    root = Path(__file__).resolve().parents[1]
+    args = ["--matches", "35", "--deals", "35", "--pz-matches", "5", "--envs", "4"]
+    script = str(root / "scripts" / "soak.py")
+    out = subprocess.run([sys.executable, script, *args], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("soak ok: ") and "5 episodes through thirtyone_v0" in out.stdout
