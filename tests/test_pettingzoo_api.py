@@ -12,6 +12,7 @@ from pettingzoo.test import api_test, render_test, seed_test
 from thirtyone_env import engine as G
 from thirtyone_env import thirtyone_v0
 from thirtyone_env.rules import Rules
+from thirtyone_env.vector import VectorThirtyOne
 
 CASES = [
     (name, n)
@@ -118,3 +119,31 @@ def test_render_ansi_and_human(capsys):
     quiet = thirtyone_v0.env(num_players=2)
     quiet.reset(seed=0)
     assert quiet.render() is None
+
+
+@pytest.mark.parametrize(
+    "options, words",
+    [
+        ({"decks": [[51, 52]]}, ["card id 52", "0..51"]),
+        ({"decks": [[51, 50, 51]]}, ["duplicate card AS"]),
+        ({"dealer": 3}, ["dealer", "0..2"]),
+    ],
+)
+def test_bad_reset_options_are_refused(options, words):
+    env = thirtyone_v0.env(num_players=3)
+    with pytest.raises(ValueError) as info:
+        env.reset(seed=0, options=options)
+    for word in words:
+        assert word in str(info.value)
+
+
+def test_vector_illegal_actions_raise_with_the_legal_ids():
+    vec = VectorThirtyOne(3, num_players=2, seed=1)
+    _, mask, _ = vec.reset()
+    before = vec.raw_state().copy()
+    actions = np.array([G.DRAW_STOCK, G.PASS, G.DRAW_DISCARD])
+    with pytest.raises(ValueError, match=r"table 1: action 3, legal \[0, 1"):
+        vec.step(actions)
+    assert np.array_equal(vec.raw_state(), before)
+    with pytest.raises(ValueError, match="shape"):
+        vec.step(np.zeros(2, np.int64))
