@@ -533,3 +533,18 @@ def test_deal_episode_pot_rewards_are_net_chips():
     env = table("swedish", 3, [stack(["2D 3H 6C", "KS QS JS", "9H 8H 4C"], "9C", "4S 8D")], episode="deal")
     act(env, "knock", "draw", "4S", "draw", "8D")
     assert rewards(env) == [-1, 2, -1]
+
+
+def test_discard_before_stock_draw_refill_keeps_the_card_just_thrown_on_the_pile():
+    rules = Rules.preset("italian", discard_before_stock_draw=True)
+    hands = [f"{r}B {r}C {r}D" for r in RANKS40]
+    spades = [f"{r}S" for r in RANKS40]
+    env = table(rules, 10, [stack(hands, "2S", " ".join(spades[1:]), deck="italian40")], episode="deal")
+    for seat in range(1, 10):  # each throws its B card, then receives the next spade
+        seat_acts(env, seat, "draw", f"{RANKS40[seat]}B")
+        assert hand(env, seat) == {f"{RANKS40[seat]}C", f"{RANKS40[seat]}D", spades[seat]}
+    assert env._state[G.S_STOCK_N] == 0
+    seat_acts(env, 0, "draw", "2B")
+    assert hand(env, 0) == {"2C", "2D", "2S"}  # the oldest discard came back first
+    assert stock_top_first(env) == [f"{r}B" for r in RANKS40[1:]]
+    assert discard_pile(env) == ["2B"]
