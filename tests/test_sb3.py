@@ -28,7 +28,7 @@ def trained(tmp_path_factory):
 def test_maskable_ppo_beats_random_agent(trained) -> None:
     from thirtyone_env.rules import Rules
 
-    # an untrained policy wins about half; 8192 steps reach ~0.85 with this seed
+    # an untrained policy wins about half; 8192 steps reach 0.87 with this seed (0.81-0.87 over seeds 0-2)
     rate, (low, _) = example.win_rate(trained, "random", Rules.preset("scat"), 2, matches=400, seed=1)
     assert rate > 0.7, rate
     assert low > 0.6
