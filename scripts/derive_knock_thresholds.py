@@ -193,9 +193,9 @@ def main() -> None:
                 out[k] = derive(name, k, args.samples, base, vmin2, args.seed + 1000 * rnd + k, args.envs)
                 print(f"round {rnd} {name} k={k}: {[v / 2 for v in out[k]]} ({time.time() - start:.0f}s)",
                       flush=True)
-            tables[name] = out
-        if not args.dry_run:
-            write_table(tables)
+                tables[name] = out
+                if not args.dry_run:  # after every row, so an interrupted run keeps its work
+                    write_table(tables)
     print(f"done in {time.time() - start:.0f}s")
 
 

@@ -17,8 +17,8 @@ from thirtyone_env.rules import Rules
 from thirtyone_env.vector import VectorThirtyOne
 
 RULES = [Rules.preset(name) for name in Rules.preset_names()] + [
-    Rules.preset("italian", discard_before_stock_draw=True, name="italian-throw-first"),
-    Rules.preset("scat", may_return_discard=True, knock_min_value=26, name="scat-custom"),
+    Rules.preset("italian", discard_before_stock_draw=True).replace(name="italian-throw-first"),
+    Rules.preset("scat", may_return_discard=True, knock_min_value=26).replace(name="scat-custom"),
 ]
 MAKERS = [RandomAgent, GreedyAgent, HeuristicAgent]
 
