@@ -715,36 +715,65 @@ def global_state_dim(deck_size: int, num_players: int) -> int:
     return (num_players + 1) * deck_size + num_players + E.obs_dim(deck_size, num_players)
 
 
-# -- batch drivers (parallel over tables) -----------------------------------------------
+# -- batch drivers ----------------------------------------------------------------------
+# Each driver comes twice: parallel over tables (large batches, both cores) and serial
+# (small batches, where waking threads costs more than the work, badly so on a busy machine).
+@njit(**JIT)
+def _reset_one(s, rng, decks, params, num_players, episode_deal, off, obs, mask, rewards):
+    _reset(s, rng, decks, params, num_players, episode_deal, -1, rewards)
+    _legal_mask(s, params, mask)
+    if off.shape[0] > 0:
+        _observe(s, params, s[S_CURRENT], off, obs)
+    return s[S_CURRENT]
+
+
+@njit(**JIT)
+def _step_one(s, rng, decks, params, action, off, obs, mask, rewards, scratch):
+    """Step one table; a finished table reports its rewards and starts its next match."""
+    _step(s, rng, decks, params, action, scratch)
+    for seat in range(rewards.shape[0]):
+        rewards[seat] = scratch[seat]
+    done = s[S_DONE] == 1
+    if done:
+        _reset(s, rng, decks, params, s[S_NUM_PLAYERS], s[S_EPISODE_DEAL], -1, scratch)
+    _legal_mask(s, params, mask)
+    if off.shape[0] > 0:
+        _observe(s, params, s[S_CURRENT], off, obs)
+    return done
+
+
 @njit(parallel=True, **JIT)
 def _reset_batch(states, rngs, decks, params, num_players, episode_deal, off, obs, masks, players):
-    rewards = np.zeros((states.shape[0], MAXP), np.float32)
     for b in prange(states.shape[0]):
-        _reset(states[b], rngs[b], decks[b], params, num_players, episode_deal, -1, rewards[b])
-        players[b] = states[b, S_CURRENT]
-        _legal_mask(states[b], params, masks[b])
-        if off.shape[0] > 0:
-            _observe(states[b], params, players[b], off, obs[b])
+        scratch = np.zeros(MAXP, np.float32)
+        players[b] = _reset_one(states[b], rngs[b], decks[b], params, num_players, episode_deal, off,
+                                obs[b], masks[b], scratch)
+
+
+@njit(**JIT)
+def _reset_serial(states, rngs, decks, params, num_players, episode_deal, off, obs, masks, players):
+    scratch = np.zeros(MAXP, np.float32)
+    for b in range(states.shape[0]):
+        players[b] = _reset_one(states[b], rngs[b], decks[b], params, num_players, episode_deal, off,
+                                obs[b], masks[b], scratch)
 
 
 @njit(parallel=True, **JIT)
 def _step_batch(states, rngs, decks, params, actions, off, obs, masks, players, rewards, dones):
-    """Step every table; a finished table reports its rewards and starts its next match."""
-    n = states[0, S_NUM_PLAYERS]
-    episode_deal = states[0, S_EPISODE_DEAL]
-    scratch = np.zeros((states.shape[0], MAXP), np.float32)
     for b in prange(states.shape[0]):
-        s = states[b]
-        _step(s, rngs[b], decks[b], params, actions[b], scratch[b])
-        for seat in range(n):
-            rewards[b, seat] = scratch[b, seat]
-        dones[b] = s[S_DONE] == 1
-        if dones[b]:
-            _reset(s, rngs[b], decks[b], params, n, episode_deal, -1, scratch[b])
-        players[b] = s[S_CURRENT]
-        _legal_mask(s, params, masks[b])
-        if off.shape[0] > 0:
-            _observe(s, params, players[b], off, obs[b])
+        scratch = np.zeros(MAXP, np.float32)
+        dones[b] = _step_one(states[b], rngs[b], decks[b], params, actions[b], off, obs[b], masks[b],
+                             rewards[b], scratch)
+        players[b] = states[b, S_CURRENT]
+
+
+@njit(**JIT)
+def _step_serial(states, rngs, decks, params, actions, off, obs, masks, players, rewards, dones):
+    scratch = np.zeros(MAXP, np.float32)
+    for b in range(states.shape[0]):
+        dones[b] = _step_one(states[b], rngs[b], decks[b], params, actions[b], off, obs[b], masks[b],
+                             rewards[b], scratch)
+        players[b] = states[b, S_CURRENT]
 
 
 @njit(parallel=True, **JIT)

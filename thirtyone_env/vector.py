@@ -21,8 +21,11 @@ from thirtyone_env.rules import Rules
 class VectorThirtyOne:
     """``num_envs`` independent tables of ``num_players`` under one set of ``rules``.
 
-    ``observe=False`` skips writing observations (engine-only speed).
+    ``observe=False`` skips writing observations (engine-only speed). ``parallel``
+    spreads tables over numba's threads; by default only from ``PARALLEL_FROM`` tables.
     """
+
+    PARALLEL_FROM = 256
 
     def __init__(
         self,
@@ -32,6 +35,7 @@ class VectorThirtyOne:
         seed: int | None = 0,
         episode: str = "match",
         observe: bool = True,
+        parallel: bool | None = None,
     ):
         if not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs={num_envs!r} is invalid; allowed: an integer >= 1")
@@ -47,6 +51,9 @@ class VectorThirtyOne:
         self._params = self.rules.params()
         self._offsets = encoding.offsets(self.rules.deck_size, num_players)
         self._observe = observe
+        self.parallel = self.num_envs >= self.PARALLEL_FROM if parallel is None else bool(parallel)
+        self._reset_kernel = G._reset_batch if self.parallel else G._reset_serial
+        self._step_kernel = G._step_batch if self.parallel else G._step_serial
         self.seed = seed
         self._states, self._rngs, self._decks = G.new_tables(self.num_envs)
         self._seed_rngs(seed)
@@ -76,7 +83,7 @@ class VectorThirtyOne:
             self._decks = np.broadcast_to(stacked, (self.num_envs, *stacked.shape)).copy()
         self._states[:, G.S_QPOS] = 0
         self._states[:, G.S_QLEN] = self._decks.shape[1]
-        G._reset_batch(
+        self._reset_kernel(
             self._states, self._rngs, self._decks, self._params, self.num_players,
             self._episode_deal, self._obs_offsets, self.obs, self.mask, self.player,
         )
@@ -94,7 +101,7 @@ class VectorThirtyOne:
         The returned arrays are reused by the next call: copy what you keep.
         """
         actions = self._check_actions(actions)
-        G._step_batch(
+        self._step_kernel(
             self._states, self._rngs, self._decks, self._params, actions, self._obs_offsets,
             self.obs, self.mask, self.player, self.rewards, self.done,
         )
