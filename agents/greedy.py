@@ -59,15 +59,18 @@ def _phase(obs, off):
 
 
 @njit(**JIT)
+def _keep_index(skip):
+    """Indices of the three cards kept when ``skip`` (0..3) is thrown from four."""
+    return (1 if skip == 0 else 0), (2 if skip <= 1 else 1), (3 if skip <= 2 else 2)
+
+
+@njit(**JIT)
 def _best_keep(hand, nh, skip, params):
     """Doubled value of the hand without ``hand[skip]`` (nh = 4), or of all three (skip = -1)."""
-    a = np.empty(3, np.int64)
-    k = 0
-    for i in range(nh):
-        if i != skip and k < 3:
-            a[k] = hand[i]
-            k += 1
-    return _hand_value2(a[0], a[1], a[2], params)
+    if skip < 0 or nh == 3:
+        return _hand_value2(hand[0], hand[1], hand[2], params)
+    i0, i1, i2 = _keep_index(skip)
+    return _hand_value2(hand[i0], hand[i1], hand[i2], params)
 
 
 @njit(**JIT)
@@ -136,13 +139,10 @@ def _greedy_row(obs, mask, off, params, knock2):
         top = _find_one(obs, off[E.DISCARD_TOP], params[P_DECK_SIZE])
         gain = False
         if top >= 0 and mask[DRAW_DISCARD]:
-            four = np.empty(4, np.int64)
-            four[:3] = hand[:3]
-            four[3] = top
             # the taken card must stay: best of the three keeps that throw an old card
-            for skip in range(3):
-                if _best_keep(four, 4, skip, params) > v:
-                    gain = True
+            a, b, c = hand[0], hand[1], hand[2]
+            gain = max(_hand_value2(top, b, c, params), _hand_value2(a, top, c, params),
+                       _hand_value2(a, b, top, params)) > v
         if mask[KNOCK] and v >= knock2:
             action = KNOCK
         elif mask[PASS] and not gain and v >= knock2:

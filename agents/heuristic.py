@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit, prange
 
 from agents.base import BaseAgent
-from agents.greedy import _find_one, _first_legal, _phase, _read_hand
+from agents.greedy import _find_one, _first_legal, _keep_index, _phase, _read_hand
 from thirtyone_env import encoding as E
 from thirtyone_env.engine import DISCARD0, DRAW_DISCARD, DRAW_STOCK, KNOCK, MAXP, PASS, _hand_value2
 from thirtyone_env.rules import P_ACE_RANK, P_DECK_SIZE, P_RANKS, P_THREE_ACES2, P_TOAK2, P_VALUES, Rules
@@ -104,23 +104,22 @@ def _potential(a, b, c, v, live, nlive, params):
     if nlive == 0:
         return 0.0
     ranks = params[P_RANKS]
-    top1 = np.zeros(4, np.int64)
-    top2 = np.zeros(4, np.int64)
-    for card in (a, b, c):
-        s = card // ranks
-        x = params[P_VALUES + card]
-        if x > top1[s]:
-            top2[s] = top1[s]
-            top1[s] = x
-        elif x > top2[s]:
-            top2[s] = x
+    sa, sb, sc = a // ranks, b // ranks, c // ranks
+    va, vb, vc = params[P_VALUES + a], params[P_VALUES + b], params[P_VALUES + c]
     ra, rb, rc = a % ranks, b % ranks, c % ranks
     pair = ra if (ra == rb or ra == rc) else (rb if rb == rc else -1)
     total = 0
     for i in range(nlive):
         x = live[i]
         s = x // ranks
-        new = 2 * (params[P_VALUES + x] + top1[s] + top2[s])
+        m1, m2 = 0, 0  # the two highest values of the hand in the drawn card's suit
+        for sv, vv in ((sa, va), (sb, vb), (sc, vc)):
+            if sv == s:
+                if vv > m1:
+                    m2, m1 = m1, vv
+                elif vv > m2:
+                    m2 = vv
+        new = 2 * (params[P_VALUES + x] + m1 + m2)
         if pair >= 0 and x % ranks == pair:
             new = max(new, _special2(x, params))
         if new > v:
@@ -216,18 +215,13 @@ def _heuristic_row(obs, mask, off, params, n, table, cfg):
             card = hand[i]
             if not mask[DISCARD0 + card]:
                 continue
-            keep = np.empty(3, np.int64)
-            k = 0
-            for j in range(nh):
-                if j != i:
-                    keep[k] = hand[j]
-                    k += 1
+            i0, i1, i2 = _keep_index(i)
             if phase == 1:
-                score = _score(keep[0], keep[1], keep[2], w, live, nlive, params)
+                score = _score(hand[i0], hand[i1], hand[i2], w, live, nlive, params)
             else:  # two cards kept, the stock card comes next: average over the live cards
                 score = 0.0
                 for m in range(nlive):
-                    score += _hand_value2(keep[0], keep[1], live[m], params)
+                    score += _hand_value2(hand[i0], hand[i1], live[m], params)
                 score /= max(nlive, 1)
             score -= _deny_cost(obs, off, params, nxt, card, cfg[C_DENY])
             score -= 1e-3 * params[P_VALUES + card]  # ties: throw the lower card
