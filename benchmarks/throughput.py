@@ -98,8 +98,8 @@ def vector_chunk(batch: int, players: int, preset: str, observe: bool) -> peers.
     vec = VectorThirtyOne(batch, players, preset, seed=0, observe=observe)
     _, mask, _ = vec.reset()
     actions = np.zeros(batch, np.int64)
-    sample = sample_parallel if batch >= 256 else sample_serial
-    steps = max(1, 65536 // batch)
+    sample = sample_parallel if vec.parallel else sample_serial
+    steps = max(1, 2048 // batch)
 
     def chunk() -> tuple[int, int]:
         matches = 0

@@ -240,6 +240,22 @@ def test_observe_false_changes_nothing_but_observations() -> None:
     assert np.array_equal(full.raw_state(), bare.raw_state())
 
 
+def test_serial_and_parallel_drivers_agree() -> None:
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    runs = []
+    for parallel in (False, True):
+        vec = VectorThirtyOne(48, 4, "swedish", seed=8, parallel=parallel)
+        obs, mask, player = vec.reset()
+        rng = np.random.default_rng(2)
+        digest = hashlib.sha256(obs.tobytes() + mask.tobytes() + player.tobytes())
+        for _ in range(400):
+            for arr in vec.step((rng.random(mask.shape) * mask).argmax(1)):
+                digest.update(arr.tobytes())
+        runs.append((digest.hexdigest(), vec.raw_state().copy()))
+    assert runs[0][0] == runs[1][0]
+    assert np.array_equal(runs[0][1], runs[1][1])
+
+
 def test_reset_with_a_seed_restarts_that_seed() -> None:
     fresh = VectorThirtyOne(16, 2, "italian", seed=77)
     reused = VectorThirtyOne(16, 2, "italian", seed=1)
