@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
+from thirtyone_env import encoding
 from thirtyone_env import engine as G
 from thirtyone_env.wrappers import ENV_ID, RandomLegalAgent, SingleAgentEnv
 
@@ -191,7 +192,7 @@ def test_vector_envs(vector_cls) -> None:
     envs = vector_cls(fns)
     try:
         obs, infos = envs.reset(seed=[1, 2])
-        assert obs.shape == (2, 330) and obs.dtype == np.float32
+        assert obs.shape == (2, encoding.obs_dim(52, 2)) and obs.dtype == np.float32
         rng = np.random.default_rng(0)
         episodes = 0
         for _ in range(150):
