@@ -9,6 +9,11 @@ from thirtyone_env.rules import Rules
 __all__ = ["Rules", "card_str", "parse_cards", "thirtyone_v0", "vector"]
 __version__ = "0.1.0"
 
+import gymnasium as _gym  # noqa: E402
+
+if "ThirtyOne-v0" not in _gym.registry:
+    _gym.register("ThirtyOne-v0", entry_point="thirtyone_env.wrappers:SingleAgentEnv")
+
 
 def __getattr__(name: str):
     # thirtyone_v0 and vector import numba kernels: load them on first use

@@ -18,7 +18,8 @@ OWN_CHIPS, OWN_ON_HONOR, OWN_DEALER, PHASE = 11, 12, 13, 14
 FINAL_ROUND, FINAL_TURNS_LEFT, FIRST_ROUND, STOCK_SIZE, POT, HAND_VALUE, TURNS = (
     15, 16, 17, 18, 19, 20, 21,
 )
-NUM_PIECES = 22
+THROW_VALUE, TAKE_VALUE = 22, 23
+NUM_PIECES = 24
 
 #: (name, size as a function of (D, n), scale divisor as a function of (D, n, chips), meaning)
 PIECES = [
@@ -48,6 +49,10 @@ PIECES = [
     ("hand_value", lambda d, n: 1, lambda d, n, c: 62,
      "own hand value, doubled (best three cards while holding four)"),
     ("turns", lambda d, n: 1, lambda d, n, c: 127, "completed turns this deal (saturates at 127)"),
+    ("throw_value", lambda d, n: d, lambda d, n, c: 62,
+     "while discarding: per held card, the doubled value of the cards kept if it is thrown"),
+    ("take_value", lambda d, n: 1, lambda d, n, c: 62,
+     "while choosing a draw: doubled value of the best hand that keeps the discard top"),
 ]
 assert len(PIECES) == NUM_PIECES
 

@@ -692,6 +692,31 @@ def _observe(s, params, seat, off, out):
     out[off[E.POT]] = _clip(s[S_POT])
     out[off[E.HAND_VALUE]] = _seat_value2(s, params, seat)
     out[off[E.TURNS]] = _clip(s[S_TURNS])
+    if s[S_CURRENT] == seat and s[S_PHASE] != PH_OVER:
+        _observe_choices(s, params, seat, off, out)
+
+
+@njit(**JIT)
+def _observe_choices(s, params, seat, off, out):
+    """Hand values one decision ahead: what each throw keeps, what taking the discard gives."""
+    h = _hand(s, seat)
+    k = s[S_HAND_N + seat]
+    if s[S_PHASE] == PH_DISCARD:
+        for i in range(k):
+            j, m, q = (i + 1) % 4, (i + 2) % 4, (i + 3) % 4
+            out[off[E.THROW_VALUE] + h[i]] = _hand_value2(h[j], h[m], h[q], params)
+    elif s[S_PHASE] == PH_DISCARD_FIRST:
+        for i in range(k):
+            a, b = h[(i + 1) % 3], h[(i + 2) % 3]
+            va, vb = params[P_VALUES + a], params[P_VALUES + b]
+            same = a // params[P_RANKS] == b // params[P_RANKS]
+            out[off[E.THROW_VALUE] + h[i]] = 2 * (va + vb if same else max(va, vb))
+    elif s[S_DISCARD_N] > 0:
+        top = s[S_DISCARD + s[S_DISCARD_N] - 1]
+        out[off[E.TAKE_VALUE]] = max(
+            max(_hand_value2(h[0], h[1], top, params), _hand_value2(h[0], h[2], top, params)),
+            _hand_value2(h[1], h[2], top, params),
+        )
 
 
 @njit(**JIT)

@@ -119,7 +119,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo naming)
         self._seeded = False
         self._mask = np.zeros(num_actions, np.int8)
         self._no_mask = np.zeros(num_actions, np.int8)
-        self._step_rewards = np.zeros(G.MAXP, np.float32)
+        self._step_rewards = np.zeros(G.MAXP, np.float64)
 
     # -- spaces ---------------------------------------------------------------------
     def observation_space(self, agent: str) -> spaces.Space:
@@ -173,7 +173,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo naming)
         seat = self._seat[agent]
         obs = np.empty(int(self._offsets[-1]), np.int8)
         G._observe(self._state, self._params, seat, self._offsets, obs)
-        acting = agent == self.agent_selection and not self._state[G.S_DONE]
+        acting = agent == self.agent_selection and not self._state[G.S_DONE] and not self.terminations[agent]
         mask = self._mask.copy() if acting else self._no_mask.copy()
         return {"observation": obs, "action_mask": mask}
 

@@ -71,7 +71,7 @@ class Rules:
         return list(PRESETS)
 
     @classmethod
-    def preset(cls, name: str, **overrides: Any) -> Rules:
+    def preset(cls, name: str, /, **overrides: Any) -> Rules:
         """The rules of a named preset (RULES.md section 6), with any fields overridden."""
         if name not in PRESETS:
             raise ValueError(f"unknown preset {name!r}; allowed: {list(PRESETS)}")

@@ -38,7 +38,12 @@ def make_agent(spec: str, rules: Rules, num_players: int, seed: int = 0):
     if kind == "policy" and arg:
         return PolicyAgent.load(arg, rules=rules, num_players=num_players)
     if kind == "pretrained":
-        preset, n = (arg.rsplit("_", 1)[0], int(arg.rsplit("_", 1)[1].rstrip("p"))) if arg else (rules.name, num_players)
+        preset, n = rules.name, num_players
+        if arg:
+            name, _, players = arg.rpartition("_")
+            if not name or not players.rstrip("p").isdigit():
+                raise ValueError(f"pretrained:{arg} is invalid; expected pretrained:PRESET_NP, e.g. pretrained:scat_2p")
+            preset, n = name, int(players.rstrip("p"))
         agent = PolicyAgent.pretrained(preset, n)
         if agent.rules != rules or agent.num_players != num_players:
             raise ValueError(f"pretrained policy {preset}_{n}p does not fit {rules.name} with {num_players} players")
@@ -187,7 +192,7 @@ def _score(agent_list, names, rules, num_players, rewards, plan) -> Tournament:
                 seat_ids = np.flatnonzero(plan[k] == i)
                 ratings[i].mu = float(np.mean([teams[s][0].mu for s in seat_ids]))
                 ratings[i].sigma = float(np.mean([teams[s][0].sigma for s in seat_ids]))
-    for res, rating in zip(results, ratings):
+    for res, rating in zip(results, ratings, strict=True):
         res.rating_mu, res.rating_sigma = rating.mu, rating.sigma
     return Tournament(Rules.resolve(rules), num_players, results, rewards, plan)
 
@@ -237,7 +242,7 @@ def plot_learning_curve(csv_path: str | Path, path: str | Path) -> Path:
     for key in keys:
         pts = [(float(r["decisions"]), float(r[key])) for r in rows if r.get(key) not in (None, "")]
         if pts:
-            ax.plot(*zip(*pts), marker="o", label=key.removeprefix("eval/win_rate_"))
+            ax.plot(*zip(*pts, strict=True), marker="o", label=key.removeprefix("eval/win_rate_"))
     ax.set_xlabel("training decisions")
     ax.set_ylabel("match win rate")
     ax.set_ylim(0, 1)

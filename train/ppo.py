@@ -22,6 +22,7 @@ from numba import njit
 from torch import nn, optim
 
 from agents.policy import CHECKPOINT_FORMAT, PolicyAgent, PolicyNet, load_checkpoint
+from thirtyone_env.engine import S_CHIPS
 from thirtyone_env.rules import Rules
 from thirtyone_env.vector import VectorThirtyOne
 from train.evaluate import make_agent, play_tournament
@@ -65,11 +66,17 @@ class Args:
     """gradient clipping"""
     hidden: int = 128
     """hidden units per layer"""
-    self_play: float = 0.4
+    bc_decisions: int = 1_000_000
+    """warm start: imitate HeuristicAgent self-play on this many decisions first (0 = from scratch)"""
+    bc_epochs: int = 3
+    """epochs over the imitation data"""
+    deal_shaping: float = 0.1
+    """extra reward per chip won or lost at each settled deal, relative to the other seats' average"""
+    self_play: float = 0.3
     """share of matches where every seat is the current policy"""
     rule_based: str = "heuristic,greedy"
     """rule-based opponents in the pool"""
-    rule_based_share: float = 0.4
+    rule_based_share: float = 0.5
     """share of matches against a rule-based opponent (the rest: past snapshots)"""
     snapshot_every: int = 20
     """updates between snapshots added to the pool"""
@@ -111,6 +118,16 @@ def gae_per_seat(rewards, dones, seats, values, boot, gamma, lam, advantages):
                     next_value = values[t, b]
                     next_nonterminal = 1.0
                     acc = 0.0
+
+
+def shaping_reward(chips_before: np.ndarray, chips_after: np.ndarray, done: np.ndarray, coef: float) -> np.ndarray:
+    """Chips won at a settled deal minus the other seats' average: zero-sum, dense, and it
+    points the same way as the match result (a finished table has reset: no shaping there)."""
+    delta = chips_after - chips_before
+    n = delta.shape[1]
+    relative = delta - (delta.sum(1, keepdims=True) - delta) / (n - 1)
+    relative[done] = 0.0
+    return coef * relative
 
 
 class Opponents:
@@ -160,6 +177,53 @@ class Opponents:
             self.mode[self.mode >= len(self.rule_based) + len(self.snapshots)] = -1
 
 
+def behaviour_cloning(net: PolicyNet, rules: Rules, args: Args) -> dict[str, float]:
+    """Warm start: fit the policy to HeuristicAgent's moves and the value to match results."""
+    teacher = make_agent("heuristic", rules, args.num_players)
+    env = VectorThirtyOne(args.num_envs, args.num_players, rules, seed=args.seed + 7919)
+    obs, mask, player = env.reset()
+    steps, B = max(args.bc_decisions // args.num_envs, 1), args.num_envs
+    d_obs = np.zeros((steps, B, env.obs_dim), np.int8)
+    d_mask = np.zeros((steps, B, env.num_actions), np.bool_)
+    d_actions = np.zeros((steps, B), np.int64)
+    d_seat = np.zeros((steps, B), np.int64)
+    d_match = np.zeros((steps, B), np.int64)
+    match_id = np.arange(B)
+    results = np.full((B + steps * B, args.num_players), np.nan, np.float32)
+    next_id = B
+    for t in range(steps):
+        actions = teacher.act_batch(obs, mask)
+        d_obs[t], d_mask[t], d_actions[t], d_seat[t], d_match[t] = obs, mask, actions, player, match_id
+        obs, mask, player, rewards, done = env.step(actions)
+        for b in np.flatnonzero(done):
+            results[match_id[b]] = rewards[b]
+            match_id[b] = next_id
+            next_id += 1
+    target = results[d_match.reshape(-1), d_seat.reshape(-1)]
+    f_obs = torch.from_numpy(d_obs.reshape(steps * B, -1))
+    f_mask = torch.from_numpy(d_mask.reshape(steps * B, -1))
+    f_actions = torch.from_numpy(d_actions.reshape(-1))
+    f_target = torch.from_numpy(np.nan_to_num(target))
+    f_known = torch.from_numpy(~np.isnan(target))
+    optimizer = optim.Adam(net.parameters(), lr=args.learning_rate)
+    net.train()
+    for _ in range(args.bc_epochs):
+        for mb in torch.randperm(len(f_actions)).split(4096):
+            _, logp, _, value = net.get_action_and_value(f_obs[mb], f_mask[mb], f_actions[mb])
+            known = f_known[mb]
+            v_loss = ((value - f_target[mb])[known] ** 2).mean() if known.any() else value.sum() * 0
+            loss = -logp.mean() + 0.5 * v_loss
+            optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
+            optimizer.step()
+    with torch.no_grad():
+        sample = torch.arange(min(len(f_actions), 20000))
+        logits = net.masked_logits(net.features(f_obs[sample]), f_mask[sample])
+        agreement = (logits.argmax(-1) == f_actions[sample]).float().mean().item()
+    return {"bc/agreement": agreement, "bc/decisions": steps * B}
+
+
 def save_checkpoint(path: Path, payload: dict) -> None:
     """Write atomically: a killed run never leaves a half-written checkpoint."""
     tmp = path.with_suffix(path.suffix + ".tmp")
@@ -207,6 +271,10 @@ def train(args: Args, resume: bool = False) -> Path:
     obs, mask, player = env.reset()
     opponents.draw(np.arange(args.num_envs))
 
+    if ckpt is None and args.bc_decisions > 0:
+        bc = behaviour_cloning(net, rules, args)
+        print(f"warm start: imitated HeuristicAgent on {bc['bc/decisions']:,} decisions, "
+              f"agreement {bc['bc/agreement']:.3f}")
     if ckpt is not None:
         net.load_state_dict(ckpt["model"])
         optimizer.load_state_dict(ckpt["optimizer"])
@@ -273,7 +341,10 @@ def train(args: Args, resume: bool = False) -> Path:
 
     while not done_training():
         t0 = time.perf_counter()
-        frac = min((time.perf_counter() - start) / budget_s, 1.0) if not args.total_decisions else decisions / args.total_decisions
+        if args.total_decisions:
+            frac = decisions / args.total_decisions
+        else:
+            frac = min((time.perf_counter() - start) / budget_s, 1.0)
         optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - 0.9 * frac)
 
         # rollout
@@ -291,8 +362,12 @@ def train(args: Args, resume: bool = False) -> Path:
             if others.size:
                 opponents.act(obs, mask, others, actions)
             b_actions[t] = actions
+            chips_before = env.raw_state()[:, S_CHIPS : S_CHIPS + n].astype(np.float32)
             obs, mask, player, rewards, done = env.step(actions)
             b_rewards[t], b_dones[t] = rewards, done
+            if args.deal_shaping:
+                b_rewards[t] += shaping_reward(chips_before, env.raw_state()[:, S_CHIPS : S_CHIPS + n],
+                                               done, args.deal_shaping / rules.start_chips * 3)
             if done.any():
                 finished = np.flatnonzero(done)
                 seats = np.where(opponents.mode[finished] < 0, 0, opponents.learner_seat[finished])
