@@ -98,6 +98,40 @@ def rotations(pattern: list[int]) -> np.ndarray:
     return np.array([pattern[k:] + pattern[:k] for k in range(len(pattern))], np.int64)
 
 
+def play_matches(agents: list, seating: np.ndarray, rules: str | Rules = "scat", seed: int = 0,
+                 num_envs: int = 1024) -> np.ndarray:
+    """Play one match per row of ``seating`` (agent index per seat); returns rewards (matches, seats).
+
+    Tables take the next unplayed row whenever they finish a match, so the result depends
+    only on the agents, the seating and the seed.
+    """
+    from thirtyone_env.vector import VectorThirtyOne
+
+    matches, n = seating.shape
+    num_envs = min(num_envs, matches)
+    vec = VectorThirtyOne(num_envs, num_players=n, rules=rules, seed=seed)
+    obs, mask, player = vec.reset()
+    row = np.arange(num_envs)  # the seating row each table plays; >= matches: surplus, not counted
+    next_row = num_envs
+    rewards_out = np.zeros((matches, n), np.float32)
+    finished = 0
+    actions = np.zeros(num_envs, np.int64)
+    while finished < matches:
+        who = seating[np.minimum(row, matches - 1), player]
+        for a, agent in enumerate(agents):
+            rows = np.flatnonzero(who == a)
+            if rows.size:
+                actions[rows] = agent.act_batch(obs[rows], mask[rows])
+        obs, mask, player, rewards, done = vec.step(actions)
+        for i in np.flatnonzero(done):
+            if row[i] < matches:
+                rewards_out[row[i]] = rewards[i]
+                finished += 1
+            row[i] = next_row
+            next_row += 1
+    return rewards_out
+
+
 def tournament(
     agents: list,
     pattern: list[int],
@@ -108,41 +142,20 @@ def tournament(
 ) -> TournamentResult:
     """Play ``matches`` whole matches with seats given by rotations of ``pattern`` (agent index per seat).
 
-    Table ``i`` uses rotation ``i % len(pattern)``, so every agent sits in every seat equally
+    Match ``k`` uses rotation ``k % len(pattern)``, so every agent sits in every seat equally
     often. A match's winners are the seats with a positive reward; ``wins[a]`` adds each
     winning seat's reward share (+1 split among co-winners) to the agent sitting there.
     """
-    from thirtyone_env.vector import VectorThirtyOne
-
     n = len(pattern)
-    seating_table = rotations(pattern)
-    num_envs = min(num_envs, matches)
-    vec = VectorThirtyOne(num_envs, num_players=n, rules=rules, seed=seed)
-    obs, mask, player = vec.reset()
-    seating = seating_table[np.arange(num_envs) % n]
-    started = num_envs
-    finished = 0
-    counting = np.ones(num_envs, bool)  # tables whose current match is one of the ``matches``
+    seating = rotations(pattern)[np.arange(matches) % n]
+    rewards = play_matches(agents, seating, rules, seed, num_envs)
     wins = np.zeros(len(agents), np.float64)
-    actions = np.zeros(num_envs, np.int64)
-    while finished < matches:
-        who = seating[np.arange(num_envs), player]
-        for a, agent in enumerate(agents):
-            rows = np.flatnonzero(who == a)
-            if rows.size:
-                actions[rows] = agent.act_batch(obs[rows], mask[rows])
-        obs, mask, player, rewards, done = vec.step(actions)
-        for i in np.flatnonzero(done & counting):
-            r = rewards[i]
-            total = r[r > 0].sum()
+    for k in range(matches):
+        r = rewards[k]
+        if (r > 0).any():
             for seat in np.flatnonzero(r > 0):
-                wins[seating[i, seat]] += r[seat] / total
-            if not (r > 0).any():  # everyone shared the win
-                for seat in range(n):
-                    wins[seating[i, seat]] += 1.0 / n
-            finished += 1
-            if started < matches:
-                started += 1
-            else:
-                counting[i] = False
+                wins[seating[k, seat]] += r[seat] / r[r > 0].sum()
+        else:  # everyone shared the win
+            for seat in range(n):
+                wins[seating[k, seat]] += 1.0 / n
     return TournamentResult(matches=matches, wins=wins)

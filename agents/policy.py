@@ -88,12 +88,36 @@ def load_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
     return ckpt
 
 
+def export_policy(src: str | os.PathLike, dst: str | os.PathLike) -> Path:
+    """Keep only what playing needs (rules, size, weights): a small file to ship."""
+    ckpt = load_checkpoint(src)
+    slim = {key: ckpt[key] for key in ("format", "rules", "num_players", "hidden", "model")}
+    slim["trained"] = {key: ckpt[key] for key in ("decisions", "elapsed") if key in ckpt}
+    dst = Path(dst)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.with_suffix(dst.suffix + ".tmp")
+    torch.save(slim, tmp)
+    os.replace(tmp, dst)
+    return dst
+
+
 def net_from_checkpoint(ckpt: dict[str, Any]) -> tuple[PolicyNet, Rules, int]:
-    rules = Rules(**ckpt["rules"])
-    n = int(ckpt["num_players"])
+    try:
+        rules = Rules(**ckpt["rules"])
+        n = int(ckpt["num_players"])
+        hidden = int(ckpt["hidden"])
+        state = ckpt["model"]
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"policy checkpoint is missing or has a bad field: {exc}") from None
     scale = encoding.scale(rules.deck_size, n, rules.start_chips * n)
-    net = PolicyNet(encoding.obs_dim(rules.deck_size, n), rules.num_actions, scale, int(ckpt["hidden"]))
-    net.load_state_dict(ckpt["model"])
+    net = PolicyNet(encoding.obs_dim(rules.deck_size, n), rules.num_actions, scale, hidden)
+    try:
+        net.load_state_dict(state)
+    except RuntimeError as exc:
+        raise ValueError(
+            f"policy checkpoint does not fit {rules.name} with {n} players (obs_dim "
+            f"{encoding.obs_dim(rules.deck_size, n)}, {rules.num_actions} actions): {str(exc).splitlines()[0]}"
+        ) from None
     net.eval()
     return net, rules, n
 

@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
+from agents import RandomAgent
 from thirtyone_env import encoding
 from thirtyone_env import engine as G
-from thirtyone_env.wrappers import ENV_ID, RandomLegalAgent, SingleAgentEnv
+from thirtyone_env.wrappers import ENV_ID, SingleAgentEnv
 
 
 def masked_choice(rng: np.random.Generator, mask: np.ndarray) -> int:
@@ -81,7 +82,7 @@ def test_learner_is_to_act_after_reset_and_every_step() -> None:
 
 @pytest.mark.parametrize("players", [2, 3])
 def test_match_reward_only_at_the_end(players: int) -> None:
-    env = SingleAgentEnv("scat", players, opponents=RandomLegalAgent(), seat=0)
+    env = SingleAgentEnv("scat", players, opponents=RandomAgent("scat", players), seat=0)
     rng = np.random.default_rng(2)
     finals = set()
     for seed in range(15):
@@ -141,7 +142,7 @@ def test_seeded_reset_replays_table_seat_and_opponents() -> None:
         obs_b, _ = env_b.reset(seed=seed)
         np.testing.assert_array_equal(obs_a, obs_b)
     # random opponents are reseeded too: the same seed replays although their rng moved on
-    env = SingleAgentEnv("scat", 2, opponents=RandomLegalAgent(seed=0))
+    env = SingleAgentEnv("scat", 2, opponents=RandomAgent("scat", 2, seed=0))
     first = play(env, 11)
     play(env, 12)
     assert play(env, 11) == first
@@ -172,7 +173,7 @@ def test_constructor_rejects_bad_arguments() -> None:
     with pytest.raises(ValueError, match="seat"):
         SingleAgentEnv("scat", 2, seat=2)
     with pytest.raises(ValueError, match="opponents"):
-        SingleAgentEnv("scat", 3, opponents=[RandomLegalAgent()])
+        SingleAgentEnv("scat", 3, opponents=[RandomAgent("scat", 3)])
     with pytest.raises(ValueError, match="render_mode"):
         SingleAgentEnv("scat", 2, render_mode="rgb_array")
     with pytest.raises(ValueError):
@@ -188,7 +189,7 @@ def test_render_ansi_shows_only_the_learners_hand() -> None:
 
 @pytest.mark.parametrize("vector_cls", [gymnasium.vector.SyncVectorEnv, gymnasium.vector.AsyncVectorEnv])
 def test_vector_envs(vector_cls) -> None:
-    fns = [lambda: SingleAgentEnv("scat", 2, opponents=RandomLegalAgent()) for _ in range(2)]
+    fns = [lambda: SingleAgentEnv("scat", 2, opponents=RandomAgent("scat", 2)) for _ in range(2)]
     envs = vector_cls(fns)
     try:
         obs, infos = envs.reset(seed=[1, 2])

@@ -35,9 +35,10 @@ def test_maskable_ppo_beats_random_agent(trained) -> None:
 
 
 def test_sb3_agent_only_plays_legal_actions(trained) -> None:
-    from thirtyone_env.wrappers import RandomLegalAgent, SingleAgentEnv
+    from agents import RandomAgent
+    from thirtyone_env.wrappers import SingleAgentEnv
 
-    env = SingleAgentEnv("scat", 2, opponents=RandomLegalAgent(seed=0))
+    env = SingleAgentEnv("scat", 2, opponents=RandomAgent("scat", 2, seed=0))
     agent = example.SB3Agent(trained, env.rules, 2, deterministic=False)
     for seed in range(5):
         env.reset(seed=seed)

@@ -42,25 +42,10 @@ class Agent(Protocol):
     def act(self, obs: dict[str, np.ndarray]) -> int: ...
 
 
-class RandomLegalAgent:
-    """Uniform over legal actions; the fallback opponent when ``agents`` is not importable."""
-
-    def __init__(self, rules: str | Rules = "scat", num_players: int = 2, seed: int | None = None):
-        self.rng = np.random.default_rng(seed)
-
-    def seed(self, seed: int | None) -> None:
-        self.rng = np.random.default_rng(seed)
-
-    def act(self, obs: dict[str, np.ndarray]) -> int:
-        return int(self.rng.choice(np.flatnonzero(obs["action_mask"])))
-
-
 def default_opponent(rules: Rules, num_players: int, seed: int | None = None) -> Agent:
-    """``agents.HeuristicAgent`` if the ``agents`` package is there, else ``RandomLegalAgent``."""
-    try:
-        from agents import HeuristicAgent
-    except ImportError:
-        return RandomLegalAgent(rules, num_players, seed)
+    """The strongest rule-based player, ``agents.HeuristicAgent``."""
+    from agents.heuristic import HeuristicAgent
+
     return HeuristicAgent(rules, num_players, seed=seed)
 
 

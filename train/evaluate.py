@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
+from agents.base import play_matches
 from thirtyone_env.rules import Rules
-from thirtyone_env.vector import VectorThirtyOne
 
 AGENT_KINDS = ("random", "greedy", "heuristic", "policy:PATH", "pretrained[:PRESET_NP]")
 
@@ -144,27 +144,7 @@ def play_tournament(
     if mode is None:
         mode = "one-vs-rest" if m == 2 and num_players > 2 else "rotate"
     plan = lineups(m, num_players, num_matches, mode)
-    tables = min(num_tables, num_matches)
-    env = VectorThirtyOne(tables, num_players, rules, seed=seed)
-    obs, mask, player = env.reset()
-    assigned = np.arange(tables)  # match index each table plays (>= num_matches: surplus, ignored)
-    next_match = tables
-    rewards_out = np.zeros((num_matches, num_players), np.float32)
-    finished = 0
-    actions = np.zeros(tables, np.int64)
-    while finished < num_matches:
-        seat_agent = plan[np.minimum(assigned, num_matches - 1), player]
-        for i, agent in enumerate(agent_list):
-            rows = np.flatnonzero(seat_agent == i)
-            if rows.size:
-                actions[rows] = agent.act_batch(obs[rows], mask[rows])
-        obs, mask, player, rewards, done = env.step(actions)
-        for b in np.flatnonzero(done):
-            if assigned[b] < num_matches:
-                rewards_out[assigned[b]] = rewards[b]
-                finished += 1
-            assigned[b] = next_match
-            next_match += 1
+    rewards_out = play_matches(agent_list, plan, rules, seed, num_tables)
     return _score(agent_list, names, rules, num_players, rewards_out, plan)
 
 

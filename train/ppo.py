@@ -271,8 +271,10 @@ def train(args: Args, resume: bool = False) -> Path:
     obs, mask, player = env.reset()
     opponents.draw(np.arange(args.num_envs))
 
+    clock = time.perf_counter()  # the budget includes the warm start
     if ckpt is None and args.bc_decisions > 0:
         bc = behaviour_cloning(net, rules, args)
+        elapsed = time.perf_counter() - clock
         print(f"warm start: imitated HeuristicAgent on {bc['bc/decisions']:,} decisions, "
               f"agreement {bc['bc/agreement']:.3f}")
     if ckpt is not None:

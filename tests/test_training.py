@@ -1,0 +1,187 @@
+"""Self-play PPO, checkpoints, PolicyAgent and the ``thirtyone`` CLI."""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from agents.policy import PolicyAgent, export_policy, load_checkpoint  # noqa: E402
+from thirtyone_env import thirtyone_v0  # noqa: E402
+from thirtyone_env.vector import VectorThirtyOne  # noqa: E402
+from train import ppo  # noqa: E402
+from train.cli import main  # noqa: E402
+from train.evaluate import lineups, play_tournament, wilson  # noqa: E402
+
+
+def tiny_args(out: Path, **overrides) -> ppo.Args:
+    values = dict(out=str(out), num_envs=32, num_steps=16, total_decisions=32 * 16 * 4, bc_decisions=2048,
+                  bc_epochs=1, eval_matches=16, eval_every_minutes=1e6, checkpoint_minutes=0.0,
+                  snapshot_every=2, progress=False, threads=1, seed=3)
+    values.update(overrides)
+    return ppo.Args(**values)
+
+
+# -- GAE along each seat's own decisions ---------------------------------------------------
+def test_gae_per_seat_follows_each_seats_decisions_and_cuts_at_match_end():
+    # one table, two seats: seat 0 acts at t=0,1 and 4; seat 1 at t=2,3; the match ends at t=4
+    seats = np.array([[0], [0], [1], [1], [0], [1]])
+    dones = np.array([[0], [0], [0], [0], [1], [0]], bool)
+    rewards = np.zeros((6, 1, 2), np.float32)
+    rewards[4, 0] = [1.0, -1.0]
+    values = np.array([[0.1], [0.2], [0.3], [0.4], [0.5], [0.6]], np.float32)
+    boot = np.array([[0.9, 0.7]], np.float32)
+    adv = np.zeros((6, 1), np.float32)
+    ppo.gae_per_seat(rewards, dones, seats, values, boot, 1.0, 1.0, adv)
+    # seat 0: t=4 is terminal with +1, so with lambda = 1 every earlier advantage is 1 - value
+    assert adv[4, 0] == pytest.approx(1.0 - 0.5)
+    assert adv[1, 0] == pytest.approx(1.0 - 0.2)
+    assert adv[0, 0] == pytest.approx(1.0 - 0.1)
+    # seat 1: its last decision (t=3) before the end receives -1; t=5 is a new match bootstrapped
+    assert adv[3, 0] == pytest.approx(-1.0 - 0.4)
+    assert adv[2, 0] == pytest.approx(-1.0 - 0.3)
+    assert adv[5, 0] == pytest.approx(0.7 - 0.6)
+
+
+def test_deal_shaping_is_zero_sum_and_skips_finished_tables():
+    before = np.array([[3, 3, 3], [3, 3, 3]], np.float32)
+    after = np.array([[1, 3, 3], [2, 3, 3]], np.float32)
+    shaped = ppo.shaping_reward(before, after, np.array([False, True]), 0.5)
+    assert shaped[0].sum() == pytest.approx(0.0)
+    assert shaped[0, 0] == pytest.approx(0.5 * -2)
+    assert shaped[0, 1] == pytest.approx(0.5 * 1)
+    assert (shaped[1] == 0).all()
+
+
+# -- a tiny run end to end -------------------------------------------------------------------
+def test_tiny_run_writes_a_checkpoint_that_loads_and_plays_legally(tmp_path):
+    path = ppo.train(tiny_args(tmp_path / "run"))
+    assert path.is_file() and (tmp_path / "run" / "progress.csv").read_text().count("\n") == 5
+    ckpt = load_checkpoint(path)
+    assert ckpt["decisions"] == 32 * 16 * 4 and ckpt["updates"] == 4
+    agent = PolicyAgent.load(path)
+    env = thirtyone_v0.env(num_players=2, rules="scat")
+    env.reset(seed=1)
+    for _ in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        action = None if term or trunc else agent.act(obs)
+        if action is not None:
+            assert obs["action_mask"][action] == 1
+        env.step(action)
+    vec = VectorThirtyOne(64, 2, "scat", seed=2)
+    obs, mask, _ = vec.reset()
+    for _ in range(200):
+        actions = agent.act_batch(obs, mask)
+        assert mask[np.arange(64), actions].all()
+        obs, mask, _, _, _ = vec.step(actions)
+
+
+def test_resume_after_a_kill_continues_exactly_from_the_checkpoint(tmp_path, monkeypatch):
+    whole = ppo.train(tiny_args(tmp_path / "whole"))
+    real_save = ppo.save_checkpoint
+    calls = []
+
+    def save_then_die(path, payload):
+        real_save(path, payload)
+        calls.append(payload["updates"])
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # the process is killed right after its second checkpoint
+
+    monkeypatch.setattr(ppo, "save_checkpoint", save_then_die)
+    with pytest.raises(KeyboardInterrupt):
+        ppo.train(tiny_args(tmp_path / "killed"))
+    monkeypatch.setattr(ppo, "save_checkpoint", real_save)
+    assert load_checkpoint(tmp_path / "killed" / "last.pt")["updates"] == 2
+    resumed = ppo.train(tiny_args(tmp_path / "killed"), resume=True)
+    a, b = load_checkpoint(whole), load_checkpoint(resumed)
+    assert b["updates"] == 4 and b["decisions"] == a["decisions"]
+    for key in a["model"]:
+        assert torch.equal(a["model"][key], b["model"][key]), key
+
+
+def test_corrupt_foreign_and_mismatched_checkpoints_give_clear_errors(tmp_path):
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"not a checkpoint at all")
+    with pytest.raises(ValueError, match="corrupt"):
+        PolicyAgent.load(bad)
+    foreign = tmp_path / "foreign.pt"
+    torch.save({"weights": 1}, foreign)
+    with pytest.raises(ValueError, match="not a thirtyone-env policy checkpoint"):
+        PolicyAgent.load(foreign)
+    with pytest.raises(FileNotFoundError):
+        PolicyAgent.load(tmp_path / "missing.pt")
+    path = ppo.train(tiny_args(tmp_path / "run", total_decisions=32 * 16))
+    with pytest.raises(ValueError, match="trained for 2 players, not 4"):
+        PolicyAgent.load(path, num_players=4)
+    slim = export_policy(path, tmp_path / "slim.pt")
+    assert slim.stat().st_size < path.stat().st_size
+    assert PolicyAgent.load(slim).num_players == 2
+
+
+def test_resume_refuses_a_corrupt_checkpoint_and_keeps_it(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "last.pt").write_bytes(b"\x00garbage")
+    with pytest.raises(ValueError, match="corrupt"):
+        ppo.train(tiny_args(run), resume=True)
+    assert (run / "last.pt").read_bytes() == b"\x00garbage"
+
+
+# -- evaluation -----------------------------------------------------------------------------------
+def test_lineups_rotate_seats_and_one_vs_rest_keeps_one_focus_seat():
+    rot = lineups(2, 2, 4, "rotate")
+    assert rot.tolist() == [[0, 1], [1, 0], [0, 1], [1, 0]]
+    ovr = lineups(2, 4, 4, "one-vs-rest")
+    assert (ovr == 0).sum(1).tolist() == [1, 1, 1, 1]
+    assert [row.tolist().index(0) for row in ovr] == [0, 1, 2, 3]
+
+
+def test_wilson_interval_brackets_the_rate():
+    lo, hi = wilson(650, 1000)
+    assert lo < 0.65 < hi and hi - lo == pytest.approx(0.059, abs=0.002)
+
+
+def test_tournament_is_reproducible_and_greedy_beats_random():
+    from agents import GreedyAgent, RandomAgent
+
+    def run():
+        return play_tournament([GreedyAgent("scat", 2), RandomAgent("scat", 2, seed=0)], "scat", 2, 200, seed=4)
+
+    first, second = run(), run()
+    assert np.array_equal(first.match_rewards, second.match_rewards)
+    greedy = first.results[0]
+    assert greedy.matches == 200 and greedy.ci[0] > 0.8
+    assert greedy.rating > first.results[1].rating
+    assert "win rate" in first.table()
+
+
+# -- the command line -----------------------------------------------------------------------------
+def test_cli_rejects_bad_arguments_with_a_message(capsys):
+    assert main(["train", "--players", "12", "--minutes", "1"]) == 2
+    assert "outside the 'scat' range 2..9" in capsys.readouterr().err
+    assert main(["eval", "--agents", "bogus", "greedy"]) == 2
+    assert "unknown agent 'bogus'" in capsys.readouterr().err
+    assert main(["eval", "--agents", "policy:/no/such.pt", "greedy"]) == 2
+    assert "no checkpoint" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main(["train", "--preset", "poker"])
+    assert exc.value.code == 2
+
+
+def test_cli_eval_prints_the_table_and_writes_the_plot(tmp_path, capsys):
+    png = tmp_path / "ratings.png"
+    code = main(["eval", "--agents", "greedy", "random", "--players", "3", "--matches", "60", "--plot", str(png)])
+    out = capsys.readouterr().out
+    assert code == 0 and "greedy" in out and "95% CI" in out
+    assert png.stat().st_size > 1000
+
+
+def test_cli_play_runs_a_match_from_scripted_input(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("1\n" * 5000))
+    assert main(["play", "--players", "2", "--opponents", "greedy", "--seed", "5"]) == 0
+    assert "Match over" in capsys.readouterr().out
