@@ -97,7 +97,7 @@ def test_vector_table_replays_the_pettingzoo_env():
             action = int(policy.choice(np.flatnonzero(mask[0])))
             env.step(action)
             obs, mask, player, rewards, done = vec.step(np.array([action]))
-            assert np.array_equal(rewards[0], [env.rewards[a] for a in env.possible_agents])
+            assert np.array_equal(rewards[0], np.float32([env.rewards[a] for a in env.possible_agents]))
             if done[0]:
                 break
         assert done[0] and env._state[G.S_DONE]

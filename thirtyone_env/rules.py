@@ -205,7 +205,9 @@ P_TEN_RANK = 20  # rank index of the 10, -1 if the deck has none
 P_KING_RANK = 21
 P_ACE_RANK = 22
 P_VALUES = 23  # card value by card id follows, 52 slots
-NUM_PARAMS = P_VALUES + 52
+P_SUIT_OF = P_VALUES + 52  # suit by card id, 52 slots (a lookup is cheaper than a division)
+P_RANK_OF = P_SUIT_OF + 52  # rank by card id, 52 slots
+NUM_PARAMS = P_RANK_OF + 52
 
 
 def _build_params(rules: Rules) -> np.ndarray:
@@ -235,6 +237,8 @@ def _build_params(rules: Rules) -> np.ndarray:
     p[P_KING_RANK] = deck.ranks.index("K")
     p[P_ACE_RANK] = deck.ranks.index("A")
     p[P_VALUES : P_VALUES + deck.size] = deck.card_values()
+    p[P_SUIT_OF : P_SUIT_OF + deck.size] = np.arange(deck.size) // deck.ranks_per_suit
+    p[P_RANK_OF : P_RANK_OF + deck.size] = np.arange(deck.size) % deck.ranks_per_suit
     return p
 
 

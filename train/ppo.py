@@ -70,6 +70,8 @@ class Args:
     """warm start: imitate HeuristicAgent self-play on this many decisions first (0 = from scratch)"""
     bc_epochs: int = 3
     """epochs over the imitation data"""
+    value_warmup_updates: int = 10
+    """first updates fit only the value (the warm-started policy waits for a critic that knows the task)"""
     deal_shaping: float = 0.1
     """extra reward per chip won or lost at each settled deal, relative to the other seats' average"""
     self_play: float = 0.3
@@ -412,6 +414,8 @@ def train(args: Args, resume: bool = False) -> Path:
                 v_loss = 0.5 * ((new_value - f_returns[mb]) ** 2).mean()
                 entropy_loss = entropy.mean()
                 loss = pg_loss - args.ent_coef * entropy_loss + args.vf_coef * v_loss
+                if updates < args.value_warmup_updates and args.bc_decisions > 0:
+                    loss = args.vf_coef * v_loss
                 optimizer.zero_grad()
                 loss.backward()
                 nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
