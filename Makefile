@@ -18,7 +18,7 @@ $(VENV)/.installed: pyproject.toml
 setup: $(VENV)/.installed
 
 demo: setup
-	$(VENV)/bin/thirtyone train --preset scat --players 2 --minutes 3 --out runs/demo
+	$(VENV)/bin/thirtyone train --preset scat --players 2 --minutes 3 --out runs/demo-$$(date +%Y%m%d-%H%M%S)
 
 test: setup
 	$(PY) -m pytest -n 2 tests

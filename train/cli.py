@@ -129,9 +129,13 @@ def cmd_eval(ns: argparse.Namespace) -> int:
 
 
 def cmd_play(ns: argparse.Namespace) -> int:
+    import numpy as np
+
     from agents.human import HumanAgent
     from agents.policy import PolicyAgent
-    from thirtyone_env import thirtyone_v0
+    from thirtyone_env import encoding, thirtyone_v0
+    from thirtyone_env.cards import card_str
+    from thirtyone_env.render import action_name
     from train.evaluate import make_agent
 
     rules = Rules.preset(ns.preset)
@@ -147,6 +151,13 @@ def cmd_play(ns: argparse.Namespace) -> int:
     env = thirtyone_v0.env(num_players=ns.players, rules=rules)
     env.reset(seed=ns.seed)
     me = f"player_{ns.seat}"
+    unit = "chips" if rules.economy == "pot" else "lives"
+
+    def views(observation):
+        return encoding.views(observation, rules.deck_size, ns.players)
+
+    deal = env.infos[me]["deal"]
+    chips = {a: env.infos[a]["chips"] for a in env.agents}
     for agent in env.agent_iter():
         obs, reward, term, trunc, _ = env.last()
         if term or trunc:
@@ -155,7 +166,20 @@ def cmd_play(ns: argparse.Namespace) -> int:
             env.step(None)
             continue
         seat = int(agent.split("_")[1])
-        env.step(human.act(obs) if agent == me else bots[seat].act(obs))
+        action = human.act(obs) if agent == me else bots[seat].act(obs)
+        move = action_name(action, rules.deck)
+        if move == "take discard":
+            move = f"take {card_str(int(np.flatnonzero(views(obs['observation'])['discard_top'])[0]), rules.deck)}"
+        env.step(action)
+        if agent != me:
+            print(f"  {agent}: {move}")
+        infos = env.unwrapped.infos
+        if infos[me]["deal"] != deal or env.unwrapped.terminations[me]:
+            changes = [f"{a} {infos[a]['chips'] - chips[a]:+d}" for a in env.possible_agents
+                       if infos[a]["chips"] != chips[a]]
+            print(f"-- deal {deal} over: {', '.join(changes) or 'no change'} ({unit}) --")
+            deal = infos[me]["deal"]
+            chips = {a: infos[a]["chips"] for a in env.possible_agents}
     return 0
 
 

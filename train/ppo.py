@@ -46,7 +46,7 @@ class Args:
     """tables stepped together"""
     num_steps: int = 64
     """decisions per table per rollout"""
-    learning_rate: float = 1e-3
+    learning_rate: float = 5e-4
     """Adam step size (annealed linearly to 10% over the budget)"""
     gamma: float = 1.0
     """discount per own decision (matches always end)"""
@@ -70,15 +70,17 @@ class Args:
     """warm start: imitate HeuristicAgent self-play on this many decisions first (0 = from scratch)"""
     bc_epochs: int = 3
     """epochs over the imitation data"""
+    bc_learning_rate: float = 1e-3
+    """Adam step size of the warm start"""
     value_warmup_updates: int = 10
     """first updates fit only the value (the warm-started policy waits for a critic that knows the task)"""
-    deal_shaping: float = 0.1
+    deal_shaping: float = 0.3
     """extra reward per chip won or lost at each settled deal, relative to the other seats' average"""
-    self_play: float = 0.3
+    self_play: float = 0.2
     """share of matches where every seat is the current policy"""
-    rule_based: str = "heuristic,greedy"
-    """rule-based opponents in the pool"""
-    rule_based_share: float = 0.5
+    rule_based: str = "heuristic:3,greedy:1"
+    """rule-based opponents in the pool, with relative weights"""
+    rule_based_share: float = 0.6
     """share of matches against a rule-based opponent (the rest: past snapshots)"""
     snapshot_every: int = 20
     """updates between snapshots added to the pool"""
@@ -86,7 +88,7 @@ class Args:
     """past snapshots kept"""
     eval_every_minutes: float = 2.0
     """minutes between evaluations against the rule-based agents"""
-    eval_matches: int = 400
+    eval_matches: int = 600
     """matches per evaluation"""
     checkpoint_minutes: float = 2.0
     """minutes between checkpoints"""
@@ -132,13 +134,26 @@ def shaping_reward(chips_before: np.ndarray, chips_after: np.ndarray, done: np.n
     return coef * relative
 
 
+def parse_weighted(spec: str) -> dict[str, float]:
+    """``"heuristic:3,greedy:1"`` -> {"heuristic": 3.0, "greedy": 1.0} (weight 1 when omitted)."""
+    out: dict[str, float] = {}
+    for item in filter(None, (part.strip() for part in spec.split(","))):
+        name, _, weight = item.partition(":")
+        try:
+            out[name.strip()] = float(weight) if weight else 1.0
+        except ValueError:
+            raise ValueError(f"rule_based: bad weight in {item!r}; expected NAME or NAME:WEIGHT") from None
+    return out
+
+
 class Opponents:
     """Who sits at the non-learner seats of each table, drawn per match."""
 
     def __init__(self, args: Args, rules: Rules, rng: np.random.Generator):
         self.args, self.rng = args, rng
-        names = [n.strip() for n in args.rule_based.split(",") if n.strip()]
-        self.rule_based = [(name, make_agent(name, rules, args.num_players)) for name in names]
+        weights = parse_weighted(args.rule_based)
+        self.rule_based = [(name, make_agent(name, rules, args.num_players)) for name in weights]
+        self.rb_weights = np.array(list(weights.values()), np.float64) / sum(weights.values())
         self.snapshots: list[PolicyNet] = []
         self.mode = np.full(args.num_envs, -1)  # -1 self-play, 0..R-1 rule-based, R.. snapshots
         self.learner_seat = np.zeros(args.num_envs, np.int64)
@@ -151,7 +166,7 @@ class Opponents:
         mode = np.full(len(tables), -1)
         rb = (u >= self.args.self_play) & (u < self.args.self_play + rb_share)
         snap = (u >= self.args.self_play + rb_share) & (u < self.args.self_play + rb_share + snap_share)
-        mode[rb] = self.rng.integers(0, max(num_rb, 1), rb.sum())
+        mode[rb] = self.rng.choice(num_rb, rb.sum(), p=self.rb_weights) if num_rb else -1
         mode[snap] = num_rb + self.rng.integers(0, max(num_snap, 1), snap.sum())
         self.mode[tables] = mode
         self.learner_seat[tables] = self.rng.integers(0, self.args.num_players, len(tables))
@@ -207,7 +222,7 @@ def behaviour_cloning(net: PolicyNet, rules: Rules, args: Args) -> dict[str, flo
     f_actions = torch.from_numpy(d_actions.reshape(-1))
     f_target = torch.from_numpy(np.nan_to_num(target))
     f_known = torch.from_numpy(~np.isnan(target))
-    optimizer = optim.Adam(net.parameters(), lr=args.learning_rate)
+    optimizer = optim.Adam(net.parameters(), lr=args.bc_learning_rate)
     net.train()
     for _ in range(args.bc_epochs):
         for mb in torch.randperm(len(f_actions)).split(4096):
@@ -236,7 +251,7 @@ def save_checkpoint(path: Path, payload: dict) -> None:
 def evaluate(net: PolicyNet, rules: Rules, args: Args, seed: int) -> dict[str, float]:
     policy = PolicyAgent(net, rules, args.num_players, greedy=True)
     out = {}
-    for name in [n.strip() for n in args.rule_based.split(",") if n.strip()]:
+    for name in parse_weighted(args.rule_based):
         opponent = make_agent(name, rules, args.num_players)
         t = play_tournament([policy, opponent], rules, args.num_players, args.eval_matches, seed=seed)
         out[f"eval/win_rate_{name}"] = t.results[0].win_rate
@@ -308,9 +323,8 @@ def train(args: Args, resume: bool = False) -> Path:
 
     writer = SummaryWriter(str(out / "tb"))
     csv_path = out / "progress.csv"
-    fields = ["decisions", "updates", "minutes", "decisions_per_s", "pg_loss", "v_loss", "entropy",
-              "approx_kl", "clipfrac", "mean_match_reward"] + [f"eval/win_rate_{n.strip()}" for n in
-                                                                args.rule_based.split(",") if n.strip()]
+    fields = ["decisions", "updates", "minutes", "decisions_per_s", "pg_loss", "v_loss", "entropy", "approx_kl",
+              "clipfrac", "mean_match_reward"] + [f"eval/win_rate_{n}" for n in parse_weighted(args.rule_based)]
     new_csv = not (resume and csv_path.exists())
     csv_file = open(csv_path, "a" if not new_csv else "w", newline="")
     log = csv.DictWriter(csv_file, fieldnames=fields)
