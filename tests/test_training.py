@@ -185,3 +185,18 @@ def test_cli_play_runs_a_match_from_scripted_input(monkeypatch, capsys):
     monkeypatch.setattr(sys, "stdin", io.StringIO("1\n" * 5000))
     assert main(["play", "--players", "2", "--opponents", "greedy", "--seed", "5"]) == 0
     assert "Match over" in capsys.readouterr().out
+
+
+def test_pretrained_policies_ship_with_the_package_and_play_legally():
+    assert {"scat_2p", "scat_4p"} <= set(PolicyAgent.available())
+    for n in (2, 4):
+        agent = PolicyAgent.pretrained("scat", n)
+        assert agent.num_players == n and agent.rules.name == "scat"
+        vec = VectorThirtyOne(32, n, "scat", seed=n)
+        obs, mask, _ = vec.reset()
+        for _ in range(100):
+            actions = agent.act_batch(obs, mask)
+            assert mask[np.arange(32), actions].all()
+            obs, mask, _, _, _ = vec.step(actions)
+    with pytest.raises(ValueError, match="no pretrained policy for 'italian' with 3 players"):
+        PolicyAgent.pretrained("italian", 3)

@@ -775,14 +775,14 @@ def _step_one(s, rng, decks, params, action, off, obs, mask, rewards, scratch):
 @njit(parallel=True, **JIT)
 def _reset_batch(states, rngs, decks, params, num_players, episode_deal, off, obs, masks, players):
     for b in prange(states.shape[0]):
-        scratch = np.zeros(MAXP, np.float32)
+        scratch = np.zeros(MAXP, np.float64)
         players[b] = _reset_one(states[b], rngs[b], decks[b], params, num_players, episode_deal, off,
                                 obs[b], masks[b], scratch)
 
 
 @njit(**JIT)
 def _reset_serial(states, rngs, decks, params, num_players, episode_deal, off, obs, masks, players):
-    scratch = np.zeros(MAXP, np.float32)
+    scratch = np.zeros(MAXP, np.float64)
     for b in range(states.shape[0]):
         players[b] = _reset_one(states[b], rngs[b], decks[b], params, num_players, episode_deal, off,
                                 obs[b], masks[b], scratch)
@@ -791,7 +791,7 @@ def _reset_serial(states, rngs, decks, params, num_players, episode_deal, off, o
 @njit(parallel=True, **JIT)
 def _step_batch(states, rngs, decks, params, actions, off, obs, masks, players, rewards, dones):
     for b in prange(states.shape[0]):
-        scratch = np.zeros(MAXP, np.float32)
+        scratch = np.zeros(MAXP, np.float64)
         dones[b] = _step_one(states[b], rngs[b], decks[b], params, actions[b], off, obs[b], masks[b],
                              rewards[b], scratch)
         players[b] = states[b, S_CURRENT]
@@ -799,7 +799,7 @@ def _step_batch(states, rngs, decks, params, actions, off, obs, masks, players, 
 
 @njit(**JIT)
 def _step_serial(states, rngs, decks, params, actions, off, obs, masks, players, rewards, dones):
-    scratch = np.zeros(MAXP, np.float32)
+    scratch = np.zeros(MAXP, np.float64)
     for b in range(states.shape[0]):
         dones[b] = _step_one(states[b], rngs[b], decks[b], params, actions[b], off, obs[b], masks[b],
                              rewards[b], scratch)
