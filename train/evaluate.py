@@ -189,7 +189,8 @@ def plot_ratings(tournament: Tournament, path: str | Path) -> Path:
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.5))
     rates = np.array([r.win_rate for r in res])
     ci = np.array([r.ci for r in res]).T
-    ax1.bar(names, rates, yerr=[rates - ci[0], ci[1] - rates], capsize=4, color="tab:blue")
+    errors = np.clip([rates - ci[0], ci[1] - rates], 0, None)  # rounding can put a bound a hair inside
+    ax1.bar(names, rates, yerr=errors, capsize=4, color="tab:blue")
     ax1.axhline(1 / tournament.num_players, color="grey", ls="--", lw=1, label="fair share")
     ax1.set_ylabel("match win rate")
     ax1.legend()
