@@ -348,7 +348,7 @@ def train(args: Args, resume: bool = False) -> Path:
     last_ckpt = elapsed
     latest_eval: dict[str, float] = {}
     match_rewards: list[float] = []
-    bar = tqdm(total=args.total_decisions or int(budget_s), disable=not args.progress,
+    bar = tqdm(total=args.total_decisions or int(budget_s), disable=not args.progress, mininterval=2.0,
                unit="dec" if args.total_decisions else "s", initial=decisions if args.total_decisions else int(elapsed))
     start = time.perf_counter() - elapsed
 
@@ -457,7 +457,8 @@ def train(args: Args, resume: bool = False) -> Path:
         log.writerow(row)
         csv_file.flush()
         bar.set_postfix({"dec/s": row["decisions_per_s"],
-                         **{k.removeprefix("eval/win_rate_"): f"{v:.2f}" for k, v in latest_eval.items()}})
+                         **{k.removeprefix("eval/win_rate_"): f"{v:.2f}" for k, v in latest_eval.items()}},
+                        refresh=False)
         bar.update(T * B if args.total_decisions else int(elapsed) - bar.n)
         if elapsed - last_ckpt >= args.checkpoint_minutes * 60:
             checkpoint()
