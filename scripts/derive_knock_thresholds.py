@@ -157,7 +157,7 @@ def write_table(tables: dict[str, dict[int, list[int]]]) -> None:
     text = HEURISTIC_PY.read_text()
     lines = ["KNOCK_TABLE: dict[str, dict[int, list[int]]] = {"]
     for name, rows in tables.items():
-        lines.append(f"    {name!r}: {{")
+        lines.append(f'    "{name}": {{')
         lines += [f"        {k}: {row}," for k, row in sorted(rows.items())]
         lines.append("    },")
     body = "\n".join([*lines, "}"])
