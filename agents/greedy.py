@@ -5,9 +5,9 @@
   else draw from the stock. In the final round with ``final_round_may_pass``
   (Russian) it passes when the discard does not help and its hand already
   reaches ``knock_at``.
-- Discard: throw the legal card that leaves the best hand (ties: the lowest card).
-- Discard before the stock draw (Italian option): keep the two cards with the
-  best one-suit sum (ties: throw the lowest card).
+- Discard: throw the legal card that leaves the best hand (ties: the lowest card);
+  before the stock draw (Italian option) that keeps the best one-suit pair. The
+  values come from the observation (``throw_value``, ``take_value``).
 
 The decision is a numba kernel over one observation row; ``act_batch`` runs it
 over a batch in parallel. The small row readers here are shared by ``heuristic``.
@@ -20,8 +20,8 @@ from numba import njit, prange
 
 from agents.base import BaseAgent
 from thirtyone_env import encoding as E
-from thirtyone_env.engine import DISCARD0, DRAW_DISCARD, DRAW_STOCK, KNOCK, PASS, _hand_value2
-from thirtyone_env.rules import P_DECK_SIZE, P_RANKS, P_VALUES, Rules
+from thirtyone_env.engine import DISCARD0, DRAW_DISCARD, DRAW_STOCK, KNOCK, PASS
+from thirtyone_env.rules import P_DECK_SIZE, P_VALUES, Rules
 
 JIT = dict(cache=True, nogil=True)
 
@@ -65,25 +65,6 @@ def _keep_index(skip):
 
 
 @njit(**JIT)
-def _best_keep(hand, nh, skip, params):
-    """Doubled value of the hand without ``hand[skip]`` (nh = 4), or of all three (skip = -1)."""
-    if skip < 0 or nh == 3:
-        return _hand_value2(hand[0], hand[1], hand[2], params)
-    i0, i1, i2 = _keep_index(skip)
-    return _hand_value2(hand[i0], hand[i1], hand[i2], params)
-
-
-@njit(**JIT)
-def _pair_value(x, y, params):
-    """Doubled one-suit sum of two cards (the Italian 'throw first' keep)."""
-    ranks = params[P_RANKS]
-    vx, vy = params[P_VALUES + x], params[P_VALUES + y]
-    if x // ranks == y // ranks:
-        return 2 * (vx + vy)
-    return 2 * max(vx, vy)
-
-
-@njit(**JIT)
 def _first_legal(mask):
     for a in range(mask.shape[0]):
         if mask[a]:
@@ -92,35 +73,18 @@ def _first_legal(mask):
 
 
 @njit(**JIT)
-def _throw_best(hand, nh, mask, params):
-    """Throw the legal card that leaves the best three (ties: the lowest card value)."""
+def _throw_best(obs, off, hand, nh, mask, params):
+    """Throw the legal card that keeps the most (the observation's ``throw_value``; ties: the lowest card).
+
+    The same rule serves both discards: after a draw (best three of four kept) and the Italian
+    throw-before-draw (best one-suit pair kept).
+    """
     best, best_val, best_card = -1, -1, 1 << 20
     for i in range(nh):
         c = hand[i]
         if not mask[DISCARD0 + c]:
             continue
-        v = _best_keep(hand, nh, i, params)
-        cv = params[P_VALUES + c]
-        if v > best_val or (v == best_val and cv < best_card):
-            best, best_val, best_card = c, v, cv
-    return DISCARD0 + best if best >= 0 else -1
-
-
-@njit(**JIT)
-def _throw_first_best(hand, nh, mask, params):
-    """Throw-before-draw: keep the two cards with the best one-suit sum."""
-    best, best_val, best_card = -1, -1, 1 << 20
-    for i in range(nh):
-        c = hand[i]
-        if not mask[DISCARD0 + c]:
-            continue
-        keep = np.empty(2, np.int64)
-        k = 0
-        for j in range(nh):
-            if j != i and k < 2:
-                keep[k] = hand[j]
-                k += 1
-        v = _pair_value(keep[0], keep[1], params)
+        v = obs[off[E.THROW_VALUE] + c]
         cv = params[P_VALUES + c]
         if v > best_val or (v == best_val and cv < best_card):
             best, best_val, best_card = c, v, cv
@@ -135,14 +99,9 @@ def _greedy_row(obs, mask, off, params, knock2):
     phase = _phase(obs, off)
     action = -1
     if phase == 0:
-        v = _hand_value2(hand[0], hand[1], hand[2], params)
-        top = _find_one(obs, off[E.DISCARD_TOP], params[P_DECK_SIZE])
-        gain = False
-        if top >= 0 and mask[DRAW_DISCARD]:
-            # the taken card must stay: best of the three keeps that throw an old card
-            a, b, c = hand[0], hand[1], hand[2]
-            gain = max(_hand_value2(top, b, c, params), _hand_value2(a, top, c, params),
-                       _hand_value2(a, b, top, params)) > v
+        v = obs[off[E.HAND_VALUE]]
+        # the taken card must stay: the best hand that keeps it, from the observation
+        gain = bool(mask[DRAW_DISCARD]) and obs[off[E.TAKE_VALUE]] > v
         if mask[KNOCK] and v >= knock2:
             action = KNOCK
         elif mask[PASS] and not gain and v >= knock2:
@@ -151,10 +110,8 @@ def _greedy_row(obs, mask, off, params, knock2):
             action = DRAW_DISCARD
         elif mask[DRAW_STOCK]:
             action = DRAW_STOCK
-    elif phase == 1:
-        action = _throw_best(hand, nh, mask, params)
-    elif phase == 2:
-        action = _throw_first_best(hand, nh, mask, params)
+    elif phase == 1 or phase == 2:
+        action = _throw_best(obs, off, hand, nh, mask, params)
     if action < 0 or not mask[action]:
         action = _first_legal(mask)
     return action
