@@ -100,6 +100,8 @@ def test_resume_after_a_kill_continues_exactly_from_the_checkpoint(tmp_path, mon
     resumed = ppo.train(tiny_args(tmp_path / "killed"), resume=True)
     a, b = load_checkpoint(whole), load_checkpoint(resumed)
     assert b["updates"] == 4 and b["decisions"] == a["decisions"]
+    logged = [line.split(",")[1] for line in (tmp_path / "killed" / "progress.csv").read_text().splitlines()[1:]]
+    assert logged == ["1", "2", "3", "4"]  # no row twice, none lost
     for key in a["model"]:
         assert torch.equal(a["model"][key], b["model"][key]), key
 

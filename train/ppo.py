@@ -326,6 +326,13 @@ def train(args: Args, resume: bool = False) -> Path:
     fields = ["decisions", "updates", "minutes", "decisions_per_s", "pg_loss", "v_loss", "entropy", "approx_kl",
               "clipfrac", "mean_match_reward"] + [f"eval/win_rate_{n}" for n in parse_weighted(args.rule_based)]
     new_csv = not (resume and csv_path.exists())
+    if not new_csv:  # drop rows logged after the checkpoint we continue from
+        with open(csv_path, newline="") as f:
+            kept = [row for row in csv.DictReader(f) if int(row["updates"]) <= updates]
+        with open(csv_path, "w", newline="") as f:
+            rewrite = csv.DictWriter(f, fieldnames=fields)
+            rewrite.writeheader()
+            rewrite.writerows(kept)
     csv_file = open(csv_path, "a" if not new_csv else "w", newline="")
     log = csv.DictWriter(csv_file, fieldnames=fields)
     if new_csv:
