@@ -202,7 +202,7 @@ def _heuristic_row(obs, mask, off, params, n, table, cfg):
     action = -1
     if phase == 0:
         a, b, c = hand[0], hand[1], hand[2]
-        v = _hand_value2(a, b, c, params)
+        v = obs[off[E.HAND_VALUE]]
         turns = min(obs[off[E.TURNS]], TMAX - 1)
         threshold = table[min(in_play, MAXP), turns] + cfg[C_KNOCK_SHIFT]
         if mask[KNOCK] and v >= threshold and v > known_best:
@@ -211,7 +211,6 @@ def _heuristic_row(obs, mask, off, params, n, table, cfg):
             pot = _potential(a, b, c, v, live, nlive, params)
             q_stock = v + pot + w * pot
             q_take = -1.0
-            best_take = -1.0
             top = _find_one(obs, off[E.DISCARD_TOP], d)
             if top >= 0 and mask[DRAW_DISCARD]:
                 q_take = max(
@@ -219,11 +218,8 @@ def _heuristic_row(obs, mask, off, params, n, table, cfg):
                     _score(a, top, c, w, live, nlive, params),
                     _score(a, b, top, w, live, nlive, params),
                 )
-                best_take = max(
-                    _hand_value2(top, b, c, params), _hand_value2(a, top, c, params),
-                    _hand_value2(a, b, top, params),
-                )
-            if mask[PASS] and pot == 0.0 and best_take <= v:
+            # the observation's take_value: the best hand that keeps the discard top
+            if mask[PASS] and pot == 0.0 and obs[off[E.TAKE_VALUE]] <= v:
                 action = PASS
             elif q_take > q_stock + cfg[C_TAKE_MARGIN]:
                 action = DRAW_DISCARD
