@@ -10,6 +10,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from agents.heuristic import HeuristicAgent
 from thirtyone_env import encoding
 from thirtyone_env.rules import Rules
 
@@ -24,11 +25,19 @@ def layer_init(layer: nn.Linear, std: float = np.sqrt(2), bias: float = 0.0) -> 
 
 
 class PolicyNet(nn.Module):
-    """Shared trunk, masked policy head and value head over scaled int8 observations."""
+    """Shared trunk, masked policy head and value head over scaled int8 observations.
 
-    def __init__(self, obs_dim: int, num_actions: int, obs_scale: np.ndarray, hidden: int = 128):
+    With ``advice=True`` the policy is residual over an advisor (``HeuristicAgent``):
+    its chosen action adds a learned bonus to that action's logit, so the network
+    starts from the advisor's play and learns where to depart from it.
+    """
+
+    def __init__(self, obs_dim: int, num_actions: int, obs_scale: np.ndarray, hidden: int = 128,
+                 advice: bool = False):
         super().__init__()
-        self.obs_dim, self.num_actions, self.hidden = obs_dim, num_actions, hidden
+        self.obs_dim, self.num_actions, self.hidden, self.advice = obs_dim, num_actions, hidden, advice
+        if advice:
+            self.advice_weight = nn.Parameter(torch.tensor(3.0))
         self.register_buffer("inv_scale", torch.as_tensor(1.0 / np.asarray(obs_scale, np.float32)))
         self.trunk = nn.Sequential(
             layer_init(nn.Linear(obs_dim, hidden)), nn.ReLU(),
@@ -43,16 +52,23 @@ class PolicyNet(nn.Module):
     def get_value(self, obs: torch.Tensor) -> torch.Tensor:
         return self.critic(self.features(obs)).squeeze(-1)
 
-    def masked_logits(self, hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def masked_logits(self, hidden: torch.Tensor, mask: torch.Tensor,
+                      advice: torch.Tensor | None = None) -> torch.Tensor:
         logits = self.actor(hidden)
+        if self.advice:
+            if advice is None:
+                raise ValueError("this policy is residual over HeuristicAgent: pass its actions as advice")
+            bonus = torch.nn.functional.one_hot(advice.long(), self.num_actions).to(logits.dtype)
+            logits = logits + self.advice_weight * bonus
         return torch.where(mask.bool(), logits, torch.finfo(logits.dtype).min)
 
     def get_action_and_value(
-        self, obs: torch.Tensor, mask: torch.Tensor, action: torch.Tensor | None = None
+        self, obs: torch.Tensor, mask: torch.Tensor, action: torch.Tensor | None = None,
+        advice: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         """Sampled (or given) action, its log-probability, the policy entropy and the value."""
         hidden = self.features(obs)
-        logp_all = self.masked_logits(hidden, mask).log_softmax(-1)
+        logp_all = self.masked_logits(hidden, mask, advice).log_softmax(-1)
         if action is None:
             action = sample_masked(logp_all)
         probs = logp_all.exp()
@@ -61,8 +77,10 @@ class PolicyNet(nn.Module):
         return action, logp, entropy, self.critic(hidden).squeeze(-1)
 
     @torch.no_grad()
-    def act(self, obs: np.ndarray, mask: np.ndarray, greedy: bool = True) -> np.ndarray:
-        logits = self.masked_logits(self.features(torch.as_tensor(obs)), torch.as_tensor(mask))
+    def act(self, obs: np.ndarray, mask: np.ndarray, greedy: bool = True,
+            advice: np.ndarray | None = None) -> np.ndarray:
+        advice_t = None if advice is None else torch.as_tensor(advice)
+        logits = self.masked_logits(self.features(torch.as_tensor(obs)), torch.as_tensor(mask), advice_t)
         if greedy:
             return logits.argmax(-1).numpy()
         return sample_masked(logits.log_softmax(-1)).numpy()
@@ -92,6 +110,7 @@ def export_policy(src: str | os.PathLike, dst: str | os.PathLike) -> Path:
     """Keep only what playing needs (rules, size, weights): a small file to ship."""
     ckpt = load_checkpoint(src)
     slim = {key: ckpt[key] for key in ("format", "rules", "num_players", "hidden", "model")}
+    slim["advice"] = bool(ckpt.get("advice", False))
     slim["trained"] = {key: ckpt[key] for key in ("decisions", "elapsed") if key in ckpt}
     dst = Path(dst)
     dst.parent.mkdir(parents=True, exist_ok=True)
@@ -106,11 +125,12 @@ def net_from_checkpoint(ckpt: dict[str, Any]) -> tuple[PolicyNet, Rules, int]:
         rules = Rules(**ckpt["rules"])
         n = int(ckpt["num_players"])
         hidden = int(ckpt["hidden"])
+        advice = bool(ckpt.get("advice", False))
         state = ckpt["model"]
     except (KeyError, TypeError) as exc:
         raise ValueError(f"policy checkpoint is missing or has a bad field: {exc}") from None
     scale = encoding.scale(rules.deck_size, n, rules.start_chips * n)
-    net = PolicyNet(encoding.obs_dim(rules.deck_size, n), rules.num_actions, scale, hidden)
+    net = PolicyNet(encoding.obs_dim(rules.deck_size, n), rules.num_actions, scale, hidden, advice)
     try:
         net.load_state_dict(state)
     except RuntimeError as exc:
@@ -123,7 +143,10 @@ def net_from_checkpoint(ckpt: dict[str, Any]) -> tuple[PolicyNet, Rules, int]:
 
 
 class PolicyAgent:
-    """Plays a trained policy: greedy (argmax) by default, or sampled."""
+    """Plays a trained policy: greedy (argmax) by default, or sampled.
+
+    A residual policy (``net.advice``) consults a ``HeuristicAgent`` for every decision.
+    """
 
     def __init__(self, net: PolicyNet, rules: str | Rules, num_players: int, greedy: bool = True,
                  name: str = "policy"):
@@ -135,6 +158,7 @@ class PolicyAgent:
                 f"policy expects obs_dim={net.obs_dim}, actions={net.num_actions}; "
                 f"{self.rules.name} with {num_players} players needs {expected}, {self.rules.num_actions}"
             )
+        self.advisor = HeuristicAgent(self.rules, num_players) if net.advice else None
 
     @classmethod
     def load(cls, path: str | os.PathLike, rules: str | Rules | None = None, num_players: int | None = None,
@@ -167,4 +191,6 @@ class PolicyAgent:
         return int(self.act_batch(obs["observation"][None], obs["action_mask"][None])[0])
 
     def act_batch(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        return self.net.act(obs, mask, greedy=self.greedy).astype(np.int64)
+        advice = None if self.advisor is None else self.advisor.act_batch(obs, mask)
+        return self.net.act(obs, mask, greedy=self.greedy, advice=advice).astype(np.int64)
+

@@ -58,6 +58,40 @@ def test_deal_shaping_is_zero_sum_and_skips_finished_tables():
     assert (shaped[1] == 0).all()
 
 
+# -- the residual policy over HeuristicAgent ---------------------------------------------------
+@pytest.mark.parametrize("num_players", [2, 4])
+def test_untrained_residual_policy_plays_exactly_like_its_advisor(num_players):
+    from agents.heuristic import HeuristicAgent
+    from agents.policy import PolicyNet
+
+    env = VectorThirtyOne(128, num_players, "scat", seed=4)
+    torch.manual_seed(0)
+    net = PolicyNet(env.obs_dim, env.num_actions, env.obs_scale, 32, advice=True)
+    agent, advisor = PolicyAgent(net, "scat", num_players), HeuristicAgent("scat", num_players)
+    obs, mask, _ = env.reset()
+    for _ in range(100):
+        actions = agent.act_batch(obs, mask)
+        np.testing.assert_array_equal(actions, advisor.act_batch(obs, mask))
+        obs, mask, *_ = env.step(actions)
+
+
+def test_residual_policy_needs_advice_and_departs_from_it_when_trained_to():
+    from agents.policy import PolicyNet
+
+    env = VectorThirtyOne(8, 2, "scat", seed=5)
+    obs, mask, _ = env.reset()
+    net = PolicyNet(env.obs_dim, env.num_actions, env.obs_scale, 16, advice=True)
+    with pytest.raises(ValueError, match="advice"):
+        net.act(obs, mask)
+    first_legal = mask.argmax(1)
+    other = np.array([np.flatnonzero(m)[-1] for m in mask])
+    with torch.no_grad():  # a large actor bias on the last legal action outweighs the advice bonus
+        net.actor.bias.zero_()
+        net.actor.bias[other[0]] = 10.0
+    acted = net.act(obs[:1], mask[:1], advice=first_legal[:1])
+    assert acted[0] == other[0] != first_legal[0]
+
+
 # -- a tiny run end to end -------------------------------------------------------------------
 def test_tiny_run_writes_a_checkpoint_that_loads_and_plays_legally(tmp_path):
     path = ppo.train(tiny_args(tmp_path / "run"))

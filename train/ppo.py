@@ -21,6 +21,7 @@ import torch
 from numba import njit
 from torch import nn, optim
 
+from agents.heuristic import HeuristicAgent
 from agents.policy import CHECKPOINT_FORMAT, PolicyAgent, PolicyNet, load_checkpoint
 from thirtyone_env.engine import S_CHIPS
 from thirtyone_env.rules import Rules
@@ -66,6 +67,8 @@ class Args:
     """gradient clipping"""
     hidden: int = 128
     """hidden units per layer"""
+    advice: bool = True
+    """residual policy: HeuristicAgent's move gets a learned logit bonus, the network learns departures"""
     bc_decisions: int = 1_000_000
     """warm start: imitate HeuristicAgent self-play on this many decisions first (0 = from scratch)"""
     bc_epochs: int = 3
@@ -155,6 +158,7 @@ class Opponents:
         self.rule_based = [(name, make_agent(name, rules, args.num_players)) for name in weights]
         self.rb_weights = np.array(list(weights.values()), np.float64) / sum(weights.values())
         self.snapshots: list[PolicyNet] = []
+        self.advisor = HeuristicAgent(rules, args.num_players) if args.advice else None
         self.mode = np.full(args.num_envs, -1)  # -1 self-play, 0..R-1 rule-based, R.. snapshots
         self.learner_seat = np.zeros(args.num_envs, np.int64)
 
@@ -182,10 +186,11 @@ class Opponents:
             if m < num_rb:
                 actions[sel] = self.rule_based[m][1].act_batch(obs[sel], mask[sel])
             else:
-                actions[sel] = self.snapshots[m - num_rb].act(obs[sel], mask[sel], greedy=False)
+                advice = self.advisor.act_batch(obs[sel], mask[sel]) if self.advisor else None
+                actions[sel] = self.snapshots[m - num_rb].act(obs[sel], mask[sel], greedy=False, advice=advice)
 
     def add_snapshot(self, net: PolicyNet) -> None:
-        snap = PolicyNet(net.obs_dim, net.num_actions, 1.0 / net.inv_scale.numpy(), net.hidden)
+        snap = PolicyNet(net.obs_dim, net.num_actions, 1.0 / net.inv_scale.numpy(), net.hidden, net.advice)
         snap.load_state_dict(net.state_dict())
         snap.eval()
         self.snapshots.append(snap)
@@ -195,7 +200,10 @@ class Opponents:
 
 
 def behaviour_cloning(net: PolicyNet, rules: Rules, args: Args) -> dict[str, float]:
-    """Warm start: fit the policy to HeuristicAgent's moves and the value to match results."""
+    """Warm start: fit the policy to HeuristicAgent's moves and the value to match results.
+
+    A residual policy already starts from those moves (they are its advice): only its value is fitted.
+    """
     teacher = make_agent("heuristic", rules, args.num_players)
     env = VectorThirtyOne(args.num_envs, args.num_players, rules, seed=args.seed + 7919)
     obs, mask, player = env.reset()
@@ -226,17 +234,19 @@ def behaviour_cloning(net: PolicyNet, rules: Rules, args: Args) -> dict[str, flo
     net.train()
     for _ in range(args.bc_epochs):
         for mb in torch.randperm(len(f_actions)).split(4096):
-            _, logp, _, value = net.get_action_and_value(f_obs[mb], f_mask[mb], f_actions[mb])
+            advice = f_actions[mb] if net.advice else None
+            _, logp, _, value = net.get_action_and_value(f_obs[mb], f_mask[mb], f_actions[mb], advice)
             known = f_known[mb]
             v_loss = ((value - f_target[mb])[known] ** 2).mean() if known.any() else value.sum() * 0
-            loss = -logp.mean() + 0.5 * v_loss
+            loss = 0.5 * v_loss if net.advice else -logp.mean() + 0.5 * v_loss
             optimizer.zero_grad()
             loss.backward()
             nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
             optimizer.step()
     with torch.no_grad():
         sample = torch.arange(min(len(f_actions), 20000))
-        logits = net.masked_logits(net.features(f_obs[sample]), f_mask[sample])
+        advice = f_actions[sample] if net.advice else None
+        logits = net.masked_logits(net.features(f_obs[sample]), f_mask[sample], advice)
         agreement = (logits.argmax(-1) == f_actions[sample]).float().mean().item()
     return {"bc/agreement": agreement, "bc/decisions": steps * B}
 
@@ -281,7 +291,7 @@ def train(args: Args, resume: bool = False) -> Path:
     rng = np.random.default_rng(args.seed)
 
     env = VectorThirtyOne(args.num_envs, args.num_players, rules, seed=args.seed)
-    net = PolicyNet(env.obs_dim, env.num_actions, env.obs_scale, args.hidden)
+    net = PolicyNet(env.obs_dim, env.num_actions, env.obs_scale, args.hidden, args.advice)
     optimizer = optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
     opponents = Opponents(args, rules, rng)
     decisions, updates, elapsed = 0, 0, 0.0
@@ -292,8 +302,12 @@ def train(args: Args, resume: bool = False) -> Path:
     if ckpt is None and args.bc_decisions > 0:
         bc = behaviour_cloning(net, rules, args)
         elapsed = time.perf_counter() - clock
-        print(f"warm start: imitated HeuristicAgent on {bc['bc/decisions']:,} decisions, "
-              f"agreement {bc['bc/agreement']:.3f}")
+        if args.advice:
+            print(f"warm start: value fitted on {bc['bc/decisions']:,} decisions of HeuristicAgent self-play; "
+                  f"the residual policy starts from its moves (agreement {bc['bc/agreement']:.3f})")
+        else:
+            print(f"warm start: imitated HeuristicAgent on {bc['bc/decisions']:,} decisions, "
+                  f"agreement {bc['bc/agreement']:.3f}")
     if ckpt is not None:
         net.load_state_dict(ckpt["model"])
         optimizer.load_state_dict(ckpt["optimizer"])
@@ -310,7 +324,7 @@ def train(args: Args, resume: bool = False) -> Path:
     def checkpoint() -> None:
         save_checkpoint(last, {
             "format": CHECKPOINT_FORMAT, "rules": rules.to_dict(), "num_players": args.num_players,
-            "hidden": args.hidden, "model": net.state_dict(), "optimizer": optimizer.state_dict(),
+            "hidden": args.hidden, "advice": args.advice, "model": net.state_dict(), "optimizer": optimizer.state_dict(),
             "args": dataclasses.asdict(args), "env": env.snapshot(),
             "snapshots": [s.state_dict() for s in opponents.snapshots],
             "opponent_mode": opponents.mode.copy(), "learner_seat": opponents.learner_seat.copy(),
@@ -342,6 +356,7 @@ def train(args: Args, resume: bool = False) -> Path:
     b_obs = np.zeros((T, B, env.obs_dim), np.int8)
     b_mask = np.zeros((T, B, env.num_actions), np.bool_)
     b_actions = np.zeros((T, B), np.int64)
+    b_advice = np.zeros((T, B), np.int64)
     b_logp = np.zeros((T, B), np.float32)
     b_values = np.zeros((T, B), np.float32)
     b_seats = np.zeros((T, B), np.int64)
@@ -379,8 +394,13 @@ def train(args: Args, resume: bool = False) -> Path:
             learner = opponents.learner_rows(player)
             b_learner[t] = learner
             rows = np.flatnonzero(learner)
+            advice = None
+            if opponents.advisor is not None:
+                b_advice[t, rows] = opponents.advisor.act_batch(obs[rows], mask[rows])
+                advice = torch.from_numpy(b_advice[t, rows])
             with torch.no_grad():
-                a, logp, _, value = net.get_action_and_value(torch.from_numpy(obs[rows]), torch.from_numpy(mask[rows]))
+                a, logp, _, value = net.get_action_and_value(torch.from_numpy(obs[rows]), torch.from_numpy(mask[rows]),
+                                                             advice=advice)
             actions[rows] = a.numpy()
             b_logp[t, rows], b_values[t, rows] = logp.numpy(), value.numpy()
             others = np.flatnonzero(~learner)
@@ -413,6 +433,7 @@ def train(args: Args, resume: bool = False) -> Path:
         f_obs = torch.from_numpy(b_obs.reshape(T * B, -1)[keep])
         f_mask = torch.from_numpy(b_mask.reshape(T * B, -1)[keep])
         f_actions = torch.from_numpy(b_actions.reshape(-1)[keep])
+        f_advice = torch.from_numpy(b_advice.reshape(-1)[keep])
         f_logp = torch.from_numpy(b_logp.reshape(-1)[keep])
         f_adv = torch.from_numpy(advantages.reshape(-1)[keep])
         f_returns = torch.from_numpy(returns.reshape(-1)[keep])
@@ -422,7 +443,8 @@ def train(args: Args, resume: bool = False) -> Path:
         clipfracs = []
         for _ in range(args.update_epochs):
             for mb in torch.randperm(len(f_actions)).tensor_split(args.num_minibatches):
-                _, new_logp, entropy, new_value = net.get_action_and_value(f_obs[mb], f_mask[mb], f_actions[mb])
+                _, new_logp, entropy, new_value = net.get_action_and_value(
+                    f_obs[mb], f_mask[mb], f_actions[mb], f_advice[mb] if net.advice else None)
                 logratio = new_logp - f_logp[mb]
                 ratio = logratio.exp()
                 with torch.no_grad():
