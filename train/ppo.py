@@ -324,7 +324,8 @@ def train(args: Args, resume: bool = False) -> Path:
     def checkpoint() -> None:
         save_checkpoint(last, {
             "format": CHECKPOINT_FORMAT, "rules": rules.to_dict(), "num_players": args.num_players,
-            "hidden": args.hidden, "advice": args.advice, "model": net.state_dict(), "optimizer": optimizer.state_dict(),
+            "hidden": args.hidden, "advice": args.advice, "model": net.state_dict(),
+            "optimizer": optimizer.state_dict(),
             "args": dataclasses.asdict(args), "env": env.snapshot(),
             "snapshots": [s.state_dict() for s in opponents.snapshots],
             "opponent_mode": opponents.mode.copy(), "learner_seat": opponents.learner_seat.copy(),
