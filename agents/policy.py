@@ -193,4 +193,3 @@ class PolicyAgent:
     def act_batch(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         advice = None if self.advisor is None else self.advisor.act_batch(obs, mask)
         return self.net.act(obs, mask, greedy=self.greedy, advice=advice).astype(np.int64)
-
