@@ -185,3 +185,17 @@ def test_soak_script_smoke():
     out = subprocess.run([sys.executable, script, *args], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("soak ok: ") and "5 episodes through thirtyone_v0" in out.stdout
+
+
+def test_search_headroom_script_repeats_itself():
+    root = Path(__file__).resolve().parents[1]
+    script = str(root / "scripts" / "search_headroom.py")
+    args = ["--mode", "belief", "--players", "3", "--matches", "3", "--tables", "3", "--samples", "4",
+            "--particles", "16"]
+    runs = [subprocess.run([sys.executable, script, *args], capture_output=True, text=True, timeout=300)
+            for _ in range(2)]
+    assert runs[0].returncode == 0, runs[0].stderr
+    first, second = (r.stdout.splitlines() for r in runs)
+    assert first[0].startswith("belief PIMC vs HeuristicAgent, scat 3p: ")
+    assert first[1].startswith("hidden cards of an opponent the belief gets right: ")
+    assert first[0].split(" (")[0] == second[0].split(" (")[0] and first[1] == second[1]  # same seed, same play
