@@ -3,8 +3,9 @@
 One seat plays PIMC (perfect-information Monte Carlo): at each of its decisions it
 deals the cards it cannot see ``--samples`` times, plays every legal move out to the
 end of the deal with ``HeuristicAgent`` in every seat (common random numbers across
-moves), and leaves the heuristic's move only when another move's mean gain is
-``--z`` standard errors above zero. The other seats are ``HeuristicAgent``. The deals
+moves), and leaves the base move (``HeuristicAgent``'s, or ``--base`` agent's, e.g.
+a trained policy) only when another move's mean gain is ``--z`` standard errors
+above zero. The other seats are ``HeuristicAgent``. The deals
 come from one of three beliefs about the opponents' hidden cards:
 
 - ``uniform``: every unseen card is equally likely (a fair player that ignores what
@@ -56,7 +57,7 @@ from thirtyone_env.engine import (
 )
 from thirtyone_env.rules import P_DECK_SIZE, Rules
 from thirtyone_env.vector import VectorThirtyOne
-from train.evaluate import wilson
+from train.evaluate import make_agent, wilson
 
 MODES = {"uniform": 0, "belief": 1, "oracle": 2}
 JIT = dict(cache=True)
@@ -323,7 +324,8 @@ def _search(states, rows, decks, params, off, table, cfg, mode, samples, z, seed
         obs = np.zeros(off[-1], np.int8)
         mask = np.zeros(4 + d, np.bool_)
         rewards = np.zeros(MAXP)
-        base = _model_move(s, viewer, params, off, table, cfg, n, obs, mask)
+        G._legal_mask(s, params, mask)
+        base = out[b]  # the move to beat: the heuristic's, or the base agent's
         legal = np.flatnonzero(mask)
         value = np.zeros(4 + d)
         gain, gain2 = np.zeros(4 + d), np.zeros(4 + d)
@@ -372,11 +374,14 @@ def main() -> None:
     parser.add_argument("--z", type=float, default=2.0, help="standard errors a move must gain over the heuristic's")
     parser.add_argument("--tables", type=int, default=64)
     parser.add_argument("--seed", type=int, default=321)
+    parser.add_argument("--base", default="heuristic",
+                        help="agent whose move the search must beat (heuristic, policy:PATH, pretrained)")
     args = parser.parse_args()
 
     rules = Rules.preset(args.preset)
     n, d, B, mode = args.players, rules.deck_size, args.tables, MODES[args.mode]
     heuristic = HeuristicAgent(rules, n)
+    base = heuristic if args.base == "heuristic" else make_agent(args.base, rules, n)
     env = VectorThirtyOne(B, n, rules, seed=args.seed)
     obs, mask, player = env.reset()
     searcher = np.arange(B) % n  # the searching seat, rotated after every match
@@ -399,6 +404,8 @@ def main() -> None:
                                     _seeded(step, b, o), d)
         actions = heuristic.act_batch(obs, mask)
         mine = player == searcher
+        if mine.any() and base is not heuristic:
+            actions[mine] = base.act_batch(obs[mine], mask[mine])
         if mine.any():
             _search(states, np.flatnonzero(mine), env._decks, env._params, env._offsets, heuristic.table,
                     heuristic.cfg, mode, args.samples, args.z, step, parts, pn, w, actions, overlap, chance)
@@ -415,8 +422,8 @@ def main() -> None:
             deal[b] = -1
         step += 1
     low, high = wilson(wins, played)
-    print(f"{args.mode} PIMC vs HeuristicAgent, {args.preset} {n}p: {wins / played:.3f} [{low:.3f}, {high:.3f}] "
-          f"over {played} matches ({time.time() - t0:.0f} s)")
+    print(f"{args.mode} PIMC over {args.base} vs HeuristicAgent, {args.preset} {n}p: "
+          f"{wins / played:.3f} [{low:.3f}, {high:.3f}] over {played} matches ({time.time() - t0:.0f} s)")
     if args.mode == "belief":
         print(f"hidden cards of an opponent the belief gets right: {np.mean(overlaps):.2f} on average "
               f"(a uniform guess: {np.mean(chances):.2f})")

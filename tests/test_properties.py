@@ -196,6 +196,6 @@ def test_search_headroom_script_repeats_itself():
             for _ in range(2)]
     assert runs[0].returncode == 0, runs[0].stderr
     first, second = (r.stdout.splitlines() for r in runs)
-    assert first[0].startswith("belief PIMC vs HeuristicAgent, scat 3p: ")
+    assert first[0].startswith("belief PIMC over heuristic vs HeuristicAgent, scat 3p: ")
     assert first[1].startswith("hidden cards of an opponent the belief gets right: ")
     assert first[0].split(" (")[0] == second[0].split(" (")[0] and first[1] == second[1]  # same seed, same play
