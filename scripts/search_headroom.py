@@ -90,6 +90,21 @@ def _hidden_from(s, viewer, o, d, out):
 
 
 @njit(**JIT)
+def _unseen(s, excluded, hand, count, skip, pool):
+    """Cards that may still come from the stock: not excluded, held by no one known, not in
+    ``hand[:count]`` and not ``skip``. Fills ``pool`` in card order and returns how many."""
+    size = 0
+    for c in range(excluded.shape[0]):
+        free = not excluded[c] and s[S_KNOWN + c] == 0 and c != skip
+        for i in range(count):
+            free = free and hand[i] != c
+        if free:
+            pool[size] = c
+            size += 1
+    return size
+
+
+@njit(**JIT)
 def _init_particles(s, viewer, o, parts, pn, w, rng, d):
     """Uniform hands for seat o: its known cards plus random cards the viewer cannot see."""
     excluded = np.zeros(d, np.bool_)
@@ -97,14 +112,11 @@ def _init_particles(s, viewer, o, parts, pn, w, rng, d):
     pool = np.empty(d, np.int64)
     for k in range(parts.shape[0]):
         m = 0
-        size = 0
         for c in range(d):
             if s[S_KNOWN + c] == o + 1:
                 parts[k, m] = c
                 m += 1
-            elif not excluded[c]:
-                pool[size] = c
-                size += 1
+        size = _unseen(s, excluded, parts[k], 0, -1, pool)
         G._shuffle(rng, pool, size)
         for j in range(s[S_HAND_N + o] - m):
             parts[k, m + j] = pool[j]
@@ -113,9 +125,8 @@ def _init_particles(s, viewer, o, parts, pn, w, rng, d):
 
 
 @njit(**JIT)
-def _prune(s, viewer, o, parts, pn, w, d):
-    excluded = np.zeros(d, np.bool_)
-    _hidden_from(s, viewer, o, d, excluded)
+def _prune(excluded, parts, pn, w):
+    """Drop the hands that hold a card the viewer knows is elsewhere."""
     for k in range(parts.shape[0]):
         for i in range(pn[k]):
             if w[k] > 0.0 and excluded[parts[k, i]]:
@@ -162,15 +173,15 @@ def _resample(parts, pn, w, rng):
 def _observe_move(s, viewer, action, parts, pn, w, pending, rng, params, off, table, cfg):
     """Seat o = s[S_CURRENT] plays ``action`` in state s: keep the hands under which the model agrees."""
     o, d, n = s[S_CURRENT], params[P_DECK_SIZE], s[S_NUM_PLAYERS]
-    _prune(s, viewer, o, parts[o], pn[o], w[o], d)
+    excluded = np.zeros(d, np.bool_)
+    _hidden_from(s, viewer, o, d, excluded)
+    _prune(excluded, parts[o], pn[o], w[o])
     if w[o].sum() <= 0.0:  # the real history is not among the particles: start again from its known cards
         _init_particles(s, viewer, o, parts[o], pn[o], w[o], rng, d)
         pending[o] = False
     what_if = s.copy()
     obs = np.zeros(off[-1], np.int8)
     mask = np.zeros(4 + d, np.bool_)
-    excluded = np.zeros(d, np.bool_)
-    _hidden_from(s, viewer, o, d, excluded)
     pool = np.empty(d, np.int64)
     thrown = action - DISCARD0
     for k in range(parts.shape[1]):
@@ -179,16 +190,10 @@ def _observe_move(s, viewer, action, parts, pn, w, pending, rng, params, off, ta
         hand = parts[o, k]
         if s[S_PHASE] != PH_TURN:
             holds = False
-            size = 0  # cards that may still come from the stock under this hand
-            for c in range(d):
-                mine = False
-                for i in range(pn[o, k]):
-                    mine = mine or hand[i] == c
-                holds = holds or (mine and c == thrown)
-                if not mine and not excluded[c] and s[S_KNOWN + c] == 0:
-                    pool[size] = c
-                    size += 1
-            if s[S_PHASE] == PH_DISCARD and pending[o]:  # the stock card it drew: the thrown one, or any
+            for i in range(pn[o, k]):
+                holds = holds or hand[i] == thrown
+            if s[S_PHASE] == PH_DISCARD and pending[o]:
+                size = _unseen(s, excluded, hand, pn[o, k], -1, pool)  # the stock card it drew: the thrown one, or any
                 if holds:
                     hand[pn[o, k]] = pool[G._rand_below(rng, size)]
                 else:
@@ -208,14 +213,7 @@ def _observe_move(s, viewer, action, parts, pn, w, pending, rng, params, off, ta
                     pn[o, k] -= 1
                     break
             if s[S_PHASE] == PH_DISCARD_FIRST:  # then it draws an unseen stock card
-                size = 0
-                for c in range(d):
-                    mine = False
-                    for i in range(pn[o, k]):
-                        mine = mine or hand[i] == c
-                    if not mine and not excluded[c] and s[S_KNOWN + c] == 0 and c != thrown:
-                        pool[size] = c
-                        size += 1
+                size = _unseen(s, excluded, hand, pn[o, k], thrown, pool)
                 hand[pn[o, k]] = pool[G._rand_below(rng, size)]
                 pn[o, k] += 1
         elif action == DRAW_DISCARD:
@@ -294,33 +292,30 @@ def _search(states, rows, decks, params, off, table, cfg, mode, samples, z, seed
         b = rows[r]
         s = states[b]
         viewer, n = s[S_CURRENT], s[S_NUM_PLAYERS]
-        for o in range(n):
-            if mode == 1 and o != viewer and s[S_STATUS + o] != OUT:
-                _prune(s, viewer, o, parts[b, o], pn[b, o], w[b, o], d)
-                if w[b, o].sum() <= 0.0:
-                    _init_particles(s, viewer, o, parts[b, o], pn[b, o], w[b, o], _seeded(seed, b, o), d)
         overlap[b] = 0.0  # diagnostic only (never used to decide): belief mass on the real hidden cards
         chance[b] = 0.0  # the same for a uniform guess
         excluded = np.zeros(d, np.bool_)
+        pool = np.empty(d, np.int64)
         for o in range(n):
             if mode == 1 and o != viewer and s[S_STATUS + o] != OUT:
                 _hidden_from(s, viewer, o, d, excluded)
+                _prune(excluded, parts[b, o], pn[b, o], w[b, o])
+                if w[b, o].sum() <= 0.0:
+                    _init_particles(s, viewer, o, parts[b, o], pn[b, o], w[b, o], _seeded(seed, b, o), d)
                 hidden = 0
                 for j in range(s[S_HAND_N + o]):
                     if s[S_KNOWN + s[S_HANDS + 4 * o + j]] == 0:
                         hidden += 1
-                unseen = 0
-                for c in range(d):
-                    if not excluded[c] and s[S_KNOWN + c] == 0:
-                        unseen += 1
+                unseen = _unseen(s, excluded, parts[b, o, 0], 0, -1, pool)
                 chance[b] += hidden * hidden / unseen / (n - 1)
+                total = w[b, o].sum()
                 for k in range(w.shape[2]):
                     for i in range(pn[b, o, k]):
                         c = parts[b, o, k, i]
                         if s[S_KNOWN + c] == 0:
                             for j in range(s[S_HAND_N + o]):
                                 if s[S_HANDS + 4 * o + j] == c:
-                                    overlap[b] += w[b, o, k] / w[b, o].sum() / (n - 1)
+                                    overlap[b] += w[b, o, k] / total / (n - 1)
         obs = np.zeros(off[-1], np.int8)
         mask = np.zeros(4 + d, np.bool_)
         rewards = np.zeros(MAXP)
