@@ -1,12 +1,13 @@
 # `make demo`: set up and run a short self-play training that ends with an evaluation table.
 # `make test`: set up and run the test suite.
+# `make pretrained`: retrain the policies shipped in agents/pretrained/ (PRESET:PLAYERS:MINUTES each).
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 TORCH ?= torch==2.13.0
 
-.PHONY: setup demo test bench lint clean
+.PHONY: setup demo test bench lint clean pretrained
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +23,16 @@ demo: setup
 
 test: setup
 	$(PY) -m pytest -n 2 tests
+
+PRETRAINED ?= scat:2:15 scat:3:15 scat:4:15 swedish:2:10 swedish-chips:2:10 italian:2:10 russian:2:10
+
+pretrained: setup
+	@for spec in $(PRETRAINED); do \
+	  set -- $$(echo $$spec | tr ':' ' '); \
+	  out=runs/pretrain_$$1_$$2p-$$(date +%Y%m%d-%H%M%S); \
+	  $(VENV)/bin/thirtyone train --preset $$1 --players $$2 --minutes $$3 --out $$out --final-matches 2000 || exit 1; \
+	  $(PY) -c "from agents.policy import export_policy; export_policy('$$out/last.pt', 'agents/pretrained/$$1_$$2p.pt')" || exit 1; \
+	done
 
 bench: setup
 	$(PY) benchmarks/throughput.py

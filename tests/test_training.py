@@ -224,8 +224,8 @@ def test_cli_play_runs_a_match_from_scripted_input(monkeypatch, capsys):
 
 
 def test_pretrained_policies_ship_with_the_package_and_play_legally():
-    assert {"scat_2p", "scat_4p"} <= set(PolicyAgent.available())
-    for n in (2, 4):
+    assert {"scat_2p", "scat_3p", "scat_4p"} <= set(PolicyAgent.available())
+    for n in (2, 3, 4):
         agent = PolicyAgent.pretrained("scat", n)
         assert agent.num_players == n and agent.rules.name == "scat"
         vec = VectorThirtyOne(32, n, "scat", seed=n)
