@@ -224,11 +224,14 @@ def test_cli_play_runs_a_match_from_scripted_input(monkeypatch, capsys):
 
 
 def test_pretrained_policies_ship_with_the_package_and_play_legally():
-    assert {"scat_2p", "scat_3p", "scat_4p"} <= set(PolicyAgent.available())
-    for n in (2, 3, 4):
-        agent = PolicyAgent.pretrained("scat", n)
-        assert agent.num_players == n and agent.rules.name == "scat"
-        vec = VectorThirtyOne(32, n, "scat", seed=n)
+    shipped = PolicyAgent.available()
+    assert {"scat_2p", "scat_3p", "scat_4p"} <= set(shipped)
+    for name in shipped:
+        preset, players = name.rsplit("_", 1)
+        n = int(players.removesuffix("p"))
+        agent = PolicyAgent.pretrained(preset, n)
+        assert agent.num_players == n and agent.rules.name == preset
+        vec = VectorThirtyOne(32, n, preset, seed=n)
         obs, mask, _ = vec.reset()
         for _ in range(100):
             actions = agent.act_batch(obs, mask)
