@@ -399,9 +399,9 @@ def main() -> None:
                                     _seeded(step, b, o), d)
         actions = heuristic.act_batch(obs, mask)
         mine = player == searcher
-        if mine.any() and base is not heuristic:
-            actions[mine] = base.act_batch(obs[mine], mask[mine])
         if mine.any():
+            if base is not heuristic:
+                actions[mine] = base.act_batch(obs[mine], mask[mine])
             _search(states, np.flatnonzero(mine), env._decks, env._params, env._offsets, heuristic.table,
                     heuristic.cfg, mode, args.samples, args.z, step, parts, pn, w, actions, overlap, chance)
             overlaps.extend(overlap[mine].tolist())
