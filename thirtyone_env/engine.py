@@ -44,6 +44,7 @@ from thirtyone_env.rules import (
 )
 
 JIT = dict(cache=True, nogil=True)  # JIT options, in one place
+INLINE = dict(JIT, inline="always")  # small helpers on the hot path: a call costs more than they do
 
 # actions (RULES.md section 7)
 DRAW_STOCK, DRAW_DISCARD, KNOCK, PASS, DISCARD0 = 0, 1, 2, 3, 4
@@ -92,7 +93,7 @@ STATE_SIZE = S_DECISIONS + 1
 
 
 # -- random numbers -------------------------------------------------------------------
-@njit(**JIT)
+@njit(**INLINE)
 def _rand_u32(rng):
     """xorshift128 on four 32-bit words held in int64 (no overflow, same on every platform)."""
     mask = 0xFFFFFFFF
@@ -108,7 +109,7 @@ def _rand_u32(rng):
     return rng[0]
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def _rand_below(rng, n):
     return (_rand_u32(rng) * n) >> 32
 
@@ -123,7 +124,7 @@ def _shuffle(rng, a, n):
 
 
 # -- hand value (RULES.md section 2) ----------------------------------------------------
-@njit(**JIT)
+@njit(**INLINE)
 def _hand_value2(c0, c1, c2, params):
     """Doubled value of a three-card hand."""
     r0 = params[P_RANK_OF + c0]
@@ -142,7 +143,7 @@ def _hand_value2(c0, c1, c2, params):
     return 2 * max(t0, max(t1, t2))
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def _best_value2(cards, n, params):
     """Doubled value of the best three of ``n`` cards (n = 3 or 4); suit sum for fewer."""
     if n == 3:
@@ -164,7 +165,7 @@ def _best_value2(cards, n, params):
     return 2 * best
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def _is_blitz(c0, c1, c2, params):
     if params[P_BLITZ_AKT] == 0:
         return _hand_value2(c0, c1, c2, params) == 62
@@ -177,23 +178,23 @@ def _is_blitz(c0, c1, c2, params):
 
 
 # -- small state helpers ----------------------------------------------------------------
-@njit(**JIT)
+@njit(**INLINE)
 def _hand(s, seat):
     return s[S_HANDS + 4 * seat : S_HANDS + 4 * seat + 4]
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def _seat_value2(s, params, seat):
     return _best_value2(_hand(s, seat), s[S_HAND_N + seat], params)
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def _seat_blitz(s, params, seat):
     h = _hand(s, seat)
     return s[S_HAND_N + seat] == 3 and _is_blitz(h[0], h[1], h[2], params)
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def _next_in_play(s, seat):
     n = s[S_NUM_PLAYERS]
     for k in range(1, n + 1):
@@ -203,7 +204,7 @@ def _next_in_play(s, seat):
     return seat
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def _count_in_play(s):
     count = 0
     for seat in range(s[S_NUM_PLAYERS]):
@@ -212,14 +213,14 @@ def _count_in_play(s):
     return count
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def _add_card(s, seat, card):
     k = s[S_HAND_N + seat]
     s[S_HANDS + 4 * seat + k] = card
     s[S_HAND_N + seat] = k + 1
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def _remove_card(s, seat, card):
     k = s[S_HAND_N + seat]
     base = S_HANDS + 4 * seat
@@ -231,7 +232,7 @@ def _remove_card(s, seat, card):
             return
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def _push_discard(s, card):
     s[S_DISCARD + s[S_DISCARD_N]] = card
     s[S_DISCARD_N] += 1
@@ -433,24 +434,33 @@ def _end_pot_match(s, rewards):
 
 # -- dealing (RULES.md section 3.1-3.2) ------------------------------------------------
 @njit(**JIT)
-def _fill_deck(s, rng, decks, params, deck):
-    """Next stacked deck (its listed cards on top, the rest shuffled below), else a shuffle."""
+def _fill_deck(s, rng, decks, params):
+    """Lay the next deck into the stock slots: its stacked cards on top, the rest shuffled
+    below, else all shuffled. Deck position i goes to slot d-1-i, so after the deal the
+    undealt cards already lie in stock order (top last) and nothing is copied or allocated.
+    """
     d = params[P_DECK_SIZE]
-    used = np.zeros(MAXD, np.int64)
+    stock = S_STOCK + d - 1  # slot of deck position 0
+    used = S_SEEN  # per card: listed by the stacked deck (the deal clears these slots)
+    s[used : used + d] = 0
     top = 0
     if s[S_QPOS] < s[S_QLEN]:
         row = decks[s[S_QPOS]]
         s[S_QPOS] += 1
         while top < d and row[top] >= 0:
-            deck[top] = row[top]
-            used[row[top]] = 1
+            s[stock - top] = row[top]
+            s[used + row[top]] = 1
             top += 1
     k = top
     for card in range(d):
-        if not used[card]:
-            deck[k] = card
+        if not s[used + card]:
+            s[stock - k] = card
             k += 1
-    _shuffle(rng, deck[top:d], d - top)
+    for i in range(d - 1, top, -1):  # _shuffle over deck positions top..d-1
+        j = top + _rand_below(rng, i - top + 1)
+        tmp = s[stock - i]
+        s[stock - i] = s[stock - j]
+        s[stock - j] = tmp
 
 
 @njit(**JIT)
@@ -479,8 +489,7 @@ def _start_deal(s, rng, decks, params, rewards):
             s[S_CHIPS + seat] -= params[P_ANTE]
             s[S_POT] += params[P_ANTE]
     s[S_DEALS] += 1
-    deck = np.empty(MAXD, np.int64)
-    _fill_deck(s, rng, decks, params, deck)
+    _fill_deck(s, rng, decks, params)
     s[S_HANDS : S_HANDS + 4 * MAXP] = -1
     s[S_HAND_N : S_HAND_N + MAXP] = 0
     s[S_SEEN : S_SEEN + MAXD] = 0
@@ -490,15 +499,11 @@ def _start_deal(s, rng, decks, params, rewards):
         seat = s[S_DEALER]
         for _ in range(_count_in_play(s)):
             seat = _next_in_play(s, seat)
-            _add_card(s, seat, deck[pos])
+            _add_card(s, seat, s[S_STOCK + d - 1 - pos])
             pos += 1
     s[S_DISCARD_N] = 0
-    _push_discard(s, deck[pos])
-    pos += 1
-    rest = d - pos
-    for k in range(rest):
-        s[S_STOCK + k] = deck[d - 1 - k]
-    s[S_STOCK_N] = rest
+    _push_discard(s, s[S_STOCK + d - 1 - pos])
+    s[S_STOCK_N] = d - 1 - pos  # the undealt cards, top last (see _fill_deck)
     s[S_TAKEN] = -1
     s[S_KNOCKER] = -1
     s[S_FINAL_LEFT] = 0
@@ -642,7 +647,7 @@ def _forfeit(s, seat, rewards):
 
 
 # -- observation (layout: thirtyone_env.encoding) ---------------------------------------
-@njit(**JIT)
+@njit(**INLINE)
 def _clip(x):
     return min(x, 127)
 
@@ -692,7 +697,7 @@ def _observe(s, params, seat, off, out):
     out[off[E.HAND_VALUE]] = value if value >= 0 else _seat_value2(s, params, seat)
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def _observe_choices(s, params, seat, off, out):
     """Hand values one decision ahead: what each throw keeps, what taking the discard gives.
 
@@ -790,10 +795,10 @@ def _reset_serial(states, rngs, decks, params, num_players, episode_deal, off, o
 
 @njit(parallel=True, **JIT)
 def _step_batch(states, rngs, decks, params, actions, off, obs, masks, players, rewards, dones):
+    scratch = np.zeros((states.shape[0], MAXP), np.float64)  # one allocation, not one per table
     for b in prange(states.shape[0]):
-        scratch = np.zeros(MAXP, np.float64)
         dones[b] = _step_one(states[b], rngs[b], decks[b], params, actions[b], off, obs[b], masks[b],
-                             rewards[b], scratch)
+                             rewards[b], scratch[b])
         players[b] = states[b, S_CURRENT]
 
 
