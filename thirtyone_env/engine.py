@@ -554,7 +554,7 @@ def _reset(s, rng, decks, params, num_players, episode_deal, dealer, rewards):
 
 
 # -- a turn (RULES.md section 3.3-3.6 and 3.1) ------------------------------------------
-@njit(**JIT)
+@njit(**INLINE)
 def _legal_mask(s, params, mask):
     """Write the exact legal-action mask of the seat to act."""
     mask[:] = 0
@@ -580,7 +580,7 @@ def _legal_mask(s, params, mask):
                 mask[DISCARD0 + h[i]] = 1
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def _end_turn(s, rng, decks, params, rewards):
     mover = s[S_CURRENT]
     s[S_TURNS] += 1
@@ -599,7 +599,7 @@ def _end_turn(s, rng, decks, params, rewards):
     _play_until_decision(s, rng, decks, params, rewards)
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def _step(s, rng, decks, params, action, rewards):
     """Apply one legal action of the seat to act; ``rewards`` receives this step's rewards."""
     rewards[:] = 0
@@ -652,7 +652,7 @@ def _clip(x):
     return min(x, 127)
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def _observe(s, params, seat, off, out):
     """Write ``seat``'s observation into ``out`` (int8); nothing hidden from ``seat`` is read."""
     out[:] = 0
@@ -762,7 +762,7 @@ def _reset_one(s, rng, decks, params, num_players, episode_deal, off, obs, mask,
     return s[S_CURRENT]
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def _step_one(s, rng, decks, params, action, off, obs, mask, rewards, scratch):
     """Step one table; a finished table reports its rewards and starts its next match."""
     _step(s, rng, decks, params, action, scratch)
