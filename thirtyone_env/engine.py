@@ -811,6 +811,17 @@ def _step_serial(states, rngs, decks, params, actions, off, obs, masks, players,
         players[b] = states[b, S_CURRENT]
 
 
+@njit(**JIT)
+def _count_illegal(actions, masks):
+    """Tables whose action is out of range or not legal (the fast path of the step check)."""
+    bad = 0
+    for b in range(actions.shape[0]):
+        a = actions[b]
+        if a < 0 or a >= masks.shape[1] or not masks[b, a]:
+            bad += 1
+    return bad
+
+
 @njit(parallel=True, **JIT)
 def _observe_batch(states, params, seats, off, out):
     for b in prange(states.shape[0]):

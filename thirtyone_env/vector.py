@@ -113,18 +113,19 @@ class VectorThirtyOne:
             raise ValueError(f"actions must have shape ({self.num_envs},), got {actions.shape}")
         if actions.dtype.kind not in "iu":
             raise ValueError(f"actions must be integers, got dtype {actions.dtype}")
+        checked = actions.astype(np.int64, copy=False)  # a huge uint64 wraps negative: still illegal
+        if not G._count_illegal(checked, self.mask):
+            return checked
         in_range = (actions >= 0) & (actions < self.num_actions)
         legal = in_range & self.mask[np.arange(self.num_envs), np.where(in_range, actions, 0)]
-        if not legal.all():
-            bad = np.flatnonzero(~legal)
-            details = "; ".join(
-                f"table {i}: action {int(actions[i])}, legal {np.flatnonzero(self.mask[i]).tolist()} "
-                f"({', '.join(action_name(a, self.rules.deck) for a in np.flatnonzero(self.mask[i]))})"
-                for i in bad[:5]
-            )
-            more = f" (and {len(bad) - 5} more tables)" if len(bad) > 5 else ""
-            raise ValueError(f"illegal actions at {len(bad)} table(s): {details}{more}")
-        return actions.astype(np.int64, copy=False)
+        bad = np.flatnonzero(~legal)
+        details = "; ".join(
+            f"table {i}: action {int(actions[i])}, legal {np.flatnonzero(self.mask[i]).tolist()} "
+            f"({', '.join(action_name(a, self.rules.deck) for a in np.flatnonzero(self.mask[i]))})"
+            for i in bad[:5]
+        )
+        more = f" (and {len(bad) - 5} more tables)" if len(bad) > 5 else ""
+        raise ValueError(f"illegal actions at {len(bad)} table(s): {details}{more}")
 
     def state(self) -> np.ndarray:
         """The full state of every table (all hands, the stock, whose turn, seat 0's view), int8."""
