@@ -44,7 +44,10 @@ from thirtyone_env.rules import (
 )
 
 JIT = dict(cache=True, nogil=True)  # JIT options, in one place
-INLINE = dict(JIT, inline="always")  # small helpers on the hot path: a call costs more than they do
+# the per-decision path: numba does not inline one compiled function into another, and a
+# call that passes arrays costs as much as a hand value (the deal and settlement stay calls:
+# inlining them too made the parallel drivers take 20 GB to compile)
+INLINE = dict(JIT, inline="always")
 
 # actions (RULES.md section 7)
 DRAW_STOCK, DRAW_DISCARD, KNOCK, PASS, DISCARD0 = 0, 1, 2, 3, 4
