@@ -237,5 +237,5 @@ def test_pretrained_policies_ship_with_the_package_and_play_legally():
             actions = agent.act_batch(obs, mask)
             assert mask[np.arange(32), actions].all()
             obs, mask, _, _, _ = vec.step(actions)
-    with pytest.raises(ValueError, match="no pretrained policy for 'italian' with 3 players"):
-        PolicyAgent.pretrained("italian", 3)
+    with pytest.raises(ValueError, match="no pretrained policy for 'italian' with 5 players"):
+        PolicyAgent.pretrained("italian", 5)
