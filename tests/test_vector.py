@@ -170,6 +170,11 @@ def test_illegal_actions_name_tables_actions_and_legal_ids() -> None:
     assert np.array_equal(vec.raw_state(), before), "a refused step must not change any table"
     with pytest.raises(ValueError, match="table 0: action -1"):
         vec.step(np.where(np.arange(4) == 0, -1, mask.argmax(1)))
+    huge = mask.argmax(1).astype(np.uint64)
+    huge[2] = np.iinfo(np.uint64).max  # wraps to -1 as int64: must still be refused, by its own value
+    with pytest.raises(ValueError, match=f"table 2: action {np.iinfo(np.uint64).max}"):
+        vec.step(huge)
+    assert np.array_equal(vec.raw_state(), before)
 
 
 def _trajectory_hash(num_threads: int | None = None) -> str:
