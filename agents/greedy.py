@@ -24,10 +24,11 @@ from thirtyone_env.engine import DISCARD0, DRAW_DISCARD, DRAW_STOCK, KNOCK, PASS
 from thirtyone_env.rules import P_DECK_SIZE, P_VALUES, Rules
 
 JIT = dict(cache=True, nogil=True)
+INLINE = dict(JIT, inline="always")  # per-row helpers: a numba call passing arrays costs more than they do
 
 
 # -- row readers (shared with heuristic) ------------------------------------------------
-@njit(**JIT)
+@njit(**INLINE)
 def _read_hand(obs, off, params, hand):
     """Own card ids into ``hand`` (ascending); returns how many (3, or 4 while discarding)."""
     d = params[P_DECK_SIZE]
@@ -40,7 +41,7 @@ def _read_hand(obs, off, params, hand):
     return k
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def _find_one(obs, start, d):
     """The card id set in a one-hot piece, or -1."""
     for c in range(d):
@@ -49,7 +50,7 @@ def _find_one(obs, start, d):
     return -1
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def _phase(obs, off):
     """0 = turn (draw/knock/pass), 1 = discard after a draw, 2 = discard before the stock draw, -1 = none."""
     for p in range(3):
@@ -58,13 +59,13 @@ def _phase(obs, off):
     return -1
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def _keep_index(skip):
     """Indices of the three cards kept when ``skip`` (0..3) is thrown from four."""
     return (1 if skip == 0 else 0), (2 if skip <= 1 else 1), (3 if skip <= 2 else 2)
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def _first_legal(mask):
     for a in range(mask.shape[0]):
         if mask[a]:
@@ -72,7 +73,7 @@ def _first_legal(mask):
     return -1
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def _throw_best(obs, off, hand, nh, mask, params):
     """Throw the legal card that keeps the most (the observation's ``throw_value``; ties: the lowest card).
 
@@ -92,7 +93,7 @@ def _throw_best(obs, off, hand, nh, mask, params):
 
 
 # -- the greedy decision ----------------------------------------------------------------
-@njit(**JIT)
+@njit(**INLINE)
 def _greedy_row(obs, mask, off, params, knock2):
     hand = np.empty(4, np.int64)
     nh = _read_hand(obs, off, params, hand)

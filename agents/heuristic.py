@@ -32,6 +32,7 @@ from thirtyone_env.engine import DISCARD0, DRAW_DISCARD, DRAW_STOCK, KNOCK, MAXP
 from thirtyone_env.rules import P_ACE_RANK, P_DECK_SIZE, P_RANKS, P_THREE_ACES2, P_TOAK2, P_VALUES, Rules
 
 JIT = dict(cache=True, nogil=True)
+INLINE = dict(JIT, inline="always")  # per-row helpers: a numba call passing arrays costs more than they do
 TMAX = 16  # turn columns of the knock table; later turns use the last one
 
 # BEGIN KNOCK TABLE (written by scripts/derive_knock_thresholds.py; doubled values, by players in play,
@@ -89,7 +90,7 @@ def knock_table(rules: Rules, overrides: dict[int, list[int]] | None = None) -> 
 
 
 # -- the parts of a decision ------------------------------------------------------------
-@njit(**JIT)
+@njit(**INLINE)
 def _live(obs, off, params, n, live):
     """Card ids that may still come from the stock (not ours, not discarded, not known held)."""
     d = params[P_DECK_SIZE]
@@ -108,7 +109,7 @@ def _live(obs, off, params, n, live):
     return count
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def _special2(card, params):
     """Doubled value of three cards of ``card``'s rank, 0 when that is no special hand."""
     if card % params[P_RANKS] == params[P_ACE_RANK] and params[P_THREE_ACES2] > 0:
@@ -118,7 +119,7 @@ def _special2(card, params):
     return 0
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def _potential(a, b, c, v, live, nlive, params):
     """Expected doubled gain of one more card drawn uniformly from the live cards."""
     if nlive == 0:
@@ -147,7 +148,7 @@ def _potential(a, b, c, v, live, nlive, params):
     return total / nlive
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def _score(a, b, c, w, live, nlive, params):
     v = _hand_value2(a, b, c, params)
     if w == 0.0:
@@ -155,7 +156,7 @@ def _score(a, b, c, w, live, nlive, params):
     return v + w * _potential(a, b, c, v, live, nlive, params)
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def _suit_sum2(obs, start, suit, params):
     """Doubled sum of the cards of ``suit`` set in a one-hot piece."""
     ranks = params[P_RANKS]
@@ -166,7 +167,7 @@ def _suit_sum2(obs, start, suit, params):
     return 2 * total
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def _deny_cost(obs, off, params, nxt, card, deny):
     """What throwing ``card`` gives away to the next opponent, if it is known to collect the suit."""
     if nxt < 0 or deny == 0.0:
@@ -178,7 +179,7 @@ def _deny_cost(obs, off, params, nxt, card, deny):
     return deny * 2 * params[P_VALUES + card]
 
 
-@njit(**JIT)
+@njit(**INLINE)
 def _heuristic_row(obs, mask, off, params, n, table, cfg):
     d = params[P_DECK_SIZE]
     hand = np.empty(4, np.int64)
