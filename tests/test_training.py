@@ -115,6 +115,19 @@ def test_tiny_run_writes_a_checkpoint_that_loads_and_plays_legally(tmp_path):
         obs, mask, _, _, _ = vec.step(actions)
 
 
+def test_init_from_fine_tunes_a_trained_policy_and_refuses_a_mismatched_one(tmp_path):
+    first = ppo.train(tiny_args(tmp_path / "first"))
+    exported = export_policy(first, tmp_path / "first.pt")
+    tuned = ppo.train(tiny_args(tmp_path / "tuned", init_from=str(exported), total_decisions=32 * 16,
+                                learning_rate=0.0))
+    before, after = load_checkpoint(first)["model"], load_checkpoint(tuned)["model"]
+    assert all(torch.equal(before[key], after[key]) for key in before), "lr 0: the weights must be the source's"
+    with pytest.raises(ValueError, match="players 2, this run 3"):
+        ppo.train(tiny_args(tmp_path / "p3", init_from=str(exported), num_players=3))
+    with pytest.raises(ValueError, match="rules option name is 'scat', this run 'italian'"):
+        ppo.train(tiny_args(tmp_path / "it", init_from=str(exported), preset="italian"))
+
+
 def test_resume_after_a_kill_continues_exactly_from_the_checkpoint(tmp_path, monkeypatch):
     whole = ppo.train(tiny_args(tmp_path / "whole"))
     real_save = ppo.save_checkpoint

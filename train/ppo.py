@@ -22,7 +22,7 @@ from numba import njit
 from torch import nn, optim
 
 from agents.heuristic import HeuristicAgent
-from agents.policy import CHECKPOINT_FORMAT, PolicyAgent, PolicyNet, load_checkpoint
+from agents.policy import CHECKPOINT_FORMAT, PolicyAgent, PolicyNet, load_checkpoint, net_from_checkpoint
 from thirtyone_env.engine import S_CHIPS
 from thirtyone_env.rules import Rules
 from thirtyone_env.vector import VectorThirtyOne
@@ -69,6 +69,9 @@ class Args:
     """hidden units per layer"""
     advice: bool = True
     """residual policy: HeuristicAgent's move gets a learned logit bonus, the network learns departures"""
+    init_from: str = ""
+    """fine-tune: start from this policy (a checkpoint or exported file of the same rules, players,
+    size and advice) instead of a warm start"""
     bc_decisions: int = 1_000_000
     """warm start: imitate HeuristicAgent self-play on this many decisions first (0 = from scratch)"""
     bc_epochs: int = 3
@@ -251,6 +254,25 @@ def behaviour_cloning(net: PolicyNet, rules: Rules, args: Args) -> dict[str, flo
     return {"bc/agreement": agreement, "bc/decisions": steps * B}
 
 
+def start_from(net: PolicyNet, args: Args, rules: Rules) -> None:
+    """Copy a trained policy's weights into ``net``, refusing one made for another setting."""
+    source, source_rules, source_players = net_from_checkpoint(load_checkpoint(args.init_from))
+    theirs_rules, ours_rules = source_rules.to_dict(), rules.to_dict()
+    mismatches = [f"rules option {key} is {theirs_rules[key]!r}, this run {ours_rules.get(key)!r}"
+                  for key in theirs_rules if theirs_rules[key] != ours_rules.get(key)]
+    mismatches += [
+        f"{what} {theirs!r}, this run {ours!r}"
+        for what, theirs, ours in (
+            ("players", source_players, args.num_players), ("hidden", source.hidden, args.hidden),
+            ("advice", source.advice, args.advice),
+        )
+        if theirs != ours
+    ]
+    if mismatches:
+        raise ValueError(f"--init-from {args.init_from} does not fit this run: " + "; ".join(mismatches))
+    net.load_state_dict(source.state_dict())
+
+
 def save_checkpoint(path: Path, payload: dict) -> None:
     """Write atomically: a killed run never leaves a half-written checkpoint."""
     tmp = path.with_suffix(path.suffix + ".tmp")
@@ -294,12 +316,14 @@ def train(args: Args, resume: bool = False) -> Path:
     net = PolicyNet(env.obs_dim, env.num_actions, env.obs_scale, args.hidden, args.advice)
     optimizer = optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
     opponents = Opponents(args, rules, rng)
+    if ckpt is None and args.init_from:
+        start_from(net, args, rules)
     decisions, updates, elapsed = 0, 0, 0.0
     obs, mask, player = env.reset()
     opponents.draw(np.arange(args.num_envs))
 
     clock = time.perf_counter()  # the budget includes the warm start
-    if ckpt is None and args.bc_decisions > 0:
+    if ckpt is None and args.bc_decisions > 0 and not args.init_from:
         bc = behaviour_cloning(net, rules, args)
         elapsed = time.perf_counter() - clock
         if args.advice:
@@ -458,7 +482,7 @@ def train(args: Args, resume: bool = False) -> Path:
                 v_loss = 0.5 * ((new_value - f_returns[mb]) ** 2).mean()
                 entropy_loss = entropy.mean()
                 loss = pg_loss - args.ent_coef * entropy_loss + args.vf_coef * v_loss
-                if updates < args.value_warmup_updates and args.bc_decisions > 0:
+                if updates < args.value_warmup_updates and args.bc_decisions > 0 and not args.init_from:
                     loss = args.vf_coef * v_loss
                 optimizer.zero_grad()
                 loss.backward()
