@@ -316,6 +316,7 @@ def train(args: Args, resume: bool = False) -> Path:
     net = PolicyNet(env.obs_dim, env.num_actions, env.obs_scale, args.hidden, args.advice)
     optimizer = optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
     opponents = Opponents(args, rules, rng)
+    warm_start = args.bc_decisions > 0 and not args.init_from  # a fine-tuned policy needs none
     if ckpt is None and args.init_from:
         start_from(net, args, rules)
     decisions, updates, elapsed = 0, 0, 0.0
@@ -323,7 +324,7 @@ def train(args: Args, resume: bool = False) -> Path:
     opponents.draw(np.arange(args.num_envs))
 
     clock = time.perf_counter()  # the budget includes the warm start
-    if ckpt is None and args.bc_decisions > 0 and not args.init_from:
+    if ckpt is None and warm_start:
         bc = behaviour_cloning(net, rules, args)
         elapsed = time.perf_counter() - clock
         if args.advice:
@@ -482,7 +483,7 @@ def train(args: Args, resume: bool = False) -> Path:
                 v_loss = 0.5 * ((new_value - f_returns[mb]) ** 2).mean()
                 entropy_loss = entropy.mean()
                 loss = pg_loss - args.ent_coef * entropy_loss + args.vf_coef * v_loss
-                if updates < args.value_warmup_updates and args.bc_decisions > 0 and not args.init_from:
+                if updates < args.value_warmup_updates and warm_start:
                     loss = args.vf_coef * v_loss
                 optimizer.zero_grad()
                 loss.backward()
