@@ -459,11 +459,7 @@ def _fill_deck(s, rng, decks, params):
         if not s[used + card]:
             s[stock - k] = card
             k += 1
-    for i in range(d - 1, top, -1):  # _shuffle over deck positions top..d-1
-        j = top + _rand_below(rng, i - top + 1)
-        tmp = s[stock - i]
-        s[stock - i] = s[stock - j]
-        s[stock - j] = tmp
+    _shuffle(rng, s[S_STOCK : stock - top + 1][::-1], d - top)  # deck positions top..d-1
 
 
 @njit(**JIT)
