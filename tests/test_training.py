@@ -15,7 +15,7 @@ from agents.policy import PolicyAgent, export_policy, load_checkpoint  # noqa: E
 from thirtyone_env import thirtyone_v0  # noqa: E402
 from thirtyone_env.vector import VectorThirtyOne  # noqa: E402
 from train import ppo  # noqa: E402
-from train.cli import main  # noqa: E402
+from train.cli import deal_outcome, main  # noqa: E402
 from train.evaluate import lineups, play_tournament, wilson  # noqa: E402
 
 
@@ -234,6 +234,24 @@ def test_cli_play_runs_a_match_from_scripted_input(monkeypatch, capsys):
     monkeypatch.setattr(sys, "stdin", io.StringIO("1\n" * 5000))
     assert main(["play", "--players", "2", "--opponents", "greedy", "--seed", "5"]) == 0
     assert "Match over" in capsys.readouterr().out
+
+
+def test_deal_outcome_names_payments_and_players_going_out():
+    before = {"player_0": {"chips": 0, "in_play": 1}, "player_1": {"chips": 2, "in_play": 1},
+              "player_2": {"chips": 3, "in_play": 1}}
+    # player_0 pays on honor: no chip to lose, but it is out
+    after = {"player_0": {"chips": 0, "in_play": 0}, "player_1": {"chips": 1, "in_play": 1},
+             "player_2": {"chips": 3, "in_play": 1}}
+    assert deal_outcome(before, after, "lives") == "player_0 out, player_1 -1 (lives)"
+    assert deal_outcome(before, before, "chips") == "no change (chips)"
+
+
+def test_cli_play_reports_every_lives_deal_with_a_payment(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("1\n" * 5000))
+    assert main(["play", "--players", "5", "--opponents", "pretrained", "--seed", "3"]) == 0
+    deals = [line for line in capsys.readouterr().out.splitlines() if "over:" in line]
+    assert len(deals) > 3 and sum(" out" in line for line in deals) == 4
+    assert not any("no change" in line for line in deals)  # every lives deal makes someone pay
 
 
 def test_pretrained_policies_ship_with_the_package_and_play_legally():

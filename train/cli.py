@@ -128,6 +128,20 @@ def cmd_eval(ns: argparse.Namespace) -> int:
     return 0
 
 
+def deal_outcome(before: dict[str, dict], after: dict[str, dict], unit: str) -> str:
+    """``player_1 -1, player_3 out (lives)``: who paid or won, and who went out.
+
+    A player on honor who pays goes out with no chips to lose, so going out is named apart.
+    """
+    changes = []
+    for agent, info in after.items():
+        delta = info["chips"] - before[agent]["chips"]
+        went_out = before[agent]["in_play"] and not info["in_play"]
+        if delta or went_out:
+            changes.append(" ".join([agent] + [f"{delta:+d}"] * bool(delta) + ["out"] * went_out))
+    return f"{', '.join(changes) or 'no change'} ({unit})"
+
+
 def cmd_play(ns: argparse.Namespace) -> int:
     import numpy as np
 
@@ -157,7 +171,7 @@ def cmd_play(ns: argparse.Namespace) -> int:
         return encoding.views(observation, rules.deck_size, ns.players)
 
     deal = env.infos[me]["deal"]
-    chips = {a: env.infos[a]["chips"] for a in env.agents}
+    before = dict(env.unwrapped.infos)
     for agent in env.agent_iter():
         obs, reward, term, trunc, _ = env.last()
         if term or trunc:
@@ -175,11 +189,9 @@ def cmd_play(ns: argparse.Namespace) -> int:
             print(f"  {agent}: {move}")
         infos = env.unwrapped.infos
         if infos[me]["deal"] != deal or env.unwrapped.terminations[me]:
-            changes = [f"{a} {infos[a]['chips'] - chips[a]:+d}" for a in env.possible_agents
-                       if infos[a]["chips"] != chips[a]]
-            print(f"-- deal {deal} over: {', '.join(changes) or 'no change'} ({unit}) --")
+            print(f"-- deal {deal} over: {deal_outcome(before, infos, unit)} --")
             deal = infos[me]["deal"]
-            chips = {a: infos[a]["chips"] for a in env.possible_agents}
+            before = dict(infos)
     return 0
 
 
