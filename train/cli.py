@@ -137,8 +137,9 @@ def deal_outcome(before: dict[str, dict], after: dict[str, dict], unit: str) -> 
     for agent, info in after.items():
         delta = info["chips"] - before[agent]["chips"]
         went_out = before[agent]["in_play"] and not info["in_play"]
-        if delta or went_out:
-            changes.append(" ".join([agent] + [f"{delta:+d}"] * bool(delta) + ["out"] * went_out))
+        words = ([f"{delta:+d}"] if delta else []) + (["out"] if went_out else [])
+        if words:
+            changes.append(" ".join([agent, *words]))
     return f"{', '.join(changes) or 'no change'} ({unit})"
 
 
