@@ -171,8 +171,7 @@ def cmd_play(ns: argparse.Namespace) -> int:
     def views(observation):
         return encoding.views(observation, rules.deck_size, ns.players)
 
-    deal = env.infos[me]["deal"]
-    before = dict(env.unwrapped.infos)
+    before = dict(env.unwrapped.infos)  # a copy: dead steps delete entries in place
     for agent in env.agent_iter():
         obs, reward, term, trunc, _ = env.last()
         if term or trunc:
@@ -189,9 +188,8 @@ def cmd_play(ns: argparse.Namespace) -> int:
         if agent != me:
             print(f"  {agent}: {move}")
         infos = env.unwrapped.infos
-        if infos[me]["deal"] != deal or env.unwrapped.terminations[me]:
-            print(f"-- deal {deal} over: {deal_outcome(before, infos, unit)} --")
-            deal = infos[me]["deal"]
+        if infos[me]["deal"] != before[me]["deal"] or env.unwrapped.terminations[me]:
+            print(f"-- deal {before[me]['deal']} over: {deal_outcome(before, infos, unit)} --")
             before = dict(infos)
     return 0
 
