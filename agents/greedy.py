@@ -20,11 +20,8 @@ from numba import njit, prange
 
 from agents.base import BaseAgent
 from thirtyone_env import encoding as E
-from thirtyone_env.engine import DISCARD0, DRAW_DISCARD, DRAW_STOCK, KNOCK, PASS
+from thirtyone_env.engine import DISCARD0, DRAW_DISCARD, DRAW_STOCK, INLINE, JIT, KNOCK, PASS
 from thirtyone_env.rules import P_DECK_SIZE, P_VALUES, Rules
-
-JIT = dict(cache=True, nogil=True)
-INLINE = dict(JIT, inline="always")  # per-row helpers: a numba call passing arrays costs more than they do
 
 
 # -- row readers (shared with heuristic) ------------------------------------------------

@@ -28,11 +28,9 @@ from numba import njit, prange
 from agents.base import BaseAgent
 from agents.greedy import _find_one, _first_legal, _keep_index, _phase, _read_hand
 from thirtyone_env import encoding as E
-from thirtyone_env.engine import DISCARD0, DRAW_DISCARD, DRAW_STOCK, KNOCK, MAXP, PASS, _hand_value2
+from thirtyone_env.engine import DISCARD0, DRAW_DISCARD, DRAW_STOCK, INLINE, JIT, KNOCK, MAXP, PASS, _hand_value2
 from thirtyone_env.rules import P_ACE_RANK, P_DECK_SIZE, P_RANKS, P_THREE_ACES2, P_TOAK2, P_VALUES, Rules
 
-JIT = dict(cache=True, nogil=True)
-INLINE = dict(JIT, inline="always")  # per-row helpers: a numba call passing arrays costs more than they do
 TMAX = 16  # turn columns of the knock table; later turns use the last one
 
 # BEGIN KNOCK TABLE (written by scripts/derive_knock_thresholds.py; doubled values, by players in play,
