@@ -145,6 +145,13 @@ class VectorThirtyOne:
                 raise ValueError(f"snapshot field {name} has shape {value.shape}, expected {current.shape}")
             setattr(self, name, value.copy())
 
+    @property
+    def chips(self) -> np.ndarray:
+        """Lives (lives economy) or chips (pot economy) of every seat, int [num_envs, num_players], read-only."""
+        view = self._states[:, G.S_CHIPS : G.S_CHIPS + self.num_players]
+        view.flags.writeable = False
+        return view
+
     def raw_state(self) -> np.ndarray:
         """The engine's int32 state vectors (layout ``engine.S_*``), read-only view."""
         view = self._states.view()
