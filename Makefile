@@ -33,7 +33,7 @@ pretrained: setup
 	  set -- $$(echo $$spec | tr ':' ' '); \
 	  out=runs/pretrain_$$1_$$2p-$$(date +%Y%m%d-%H%M%S); \
 	  $(VENV)/bin/thirtyone train --preset $$1 --players $$2 --minutes $$3 --out $$out --final-matches 2000 || exit 1; \
-	  $(PY) -c "from agents.policy import export_policy; export_policy('$$out/last.pt', 'agents/pretrained/$$1_$$2p.pt')" || exit 1; \
+	  $(PY) -c "from agents.policy import export_policy; export_policy('$$out/last.pt', 'agents/pretrained/$$1_$$2p.safetensors')" || exit 1; \
 	done
 
 bench: setup

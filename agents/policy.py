@@ -2,19 +2,28 @@
 
 from __future__ import annotations
 
+import json
 import os
+import pickle
+import re
+import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
+from safetensors import safe_open
+from safetensors.torch import save_file
 from torch import nn
 
 from agents.heuristic import HeuristicAgent
 from thirtyone_env import encoding
 from thirtyone_env.rules import Rules
 
-CHECKPOINT_FORMAT = "thirtyone-ppo/1"
+CHECKPOINT_FORMAT = "thirtyone-ppo/1"  # a training checkpoint (torch file, read with weights_only=True)
+POLICY_FORMAT = "thirtyone-policy/2"  # an exported policy: safetensors, its metadata one JSON string
+METADATA_KEY = "thirtyone"  # the safetensors metadata entry that holds that JSON
+_MAX_HEADER = 100_000_000  # safetensors refuses bigger headers too
 PRETRAINED_DIR = Path(__file__).parent / "pretrained"
 
 
@@ -93,49 +102,162 @@ def sample_masked(logp: torch.Tensor) -> torch.Tensor:
 
 
 def load_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
-    """Read a checkpoint, with a clear error for a missing, corrupt or foreign file."""
+    """Read a training checkpoint or an exported policy without ever unpickling code.
+
+    The file's first bytes decide how: safetensors (an exported policy, ``POLICY_FORMAT``) or a
+    torch checkpoint (``CHECKPOINT_FORMAT``, read with ``weights_only=True``). Either way the dict
+    holds ``rules``, ``num_players``, ``hidden``, ``advice`` and ``model`` (a state_dict).
+    """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no checkpoint at {path}")
+    return _read_safetensors(path) if _sniff(path) == "safetensors" else _read_torch(path)
+
+
+def _sniff(path: Path) -> str:
+    """Tell safetensors from a torch checkpoint by content: a renamed file must not pick the reader."""
+    with open(path, "rb") as f:
+        head = f.read(9)
+    if len(head) == 9 and head[8:9] == b"{" and int.from_bytes(head[:8], "little") <= _MAX_HEADER:
+        return "safetensors"  # an 8-byte little-endian header length, then the JSON header
+    if head.startswith(b"PK\x03\x04") or head[:1] == b"\x80":
+        return "torch"  # torch.save's zip archive, or a legacy (protocol 2+) pickle
+    raise ValueError(
+        f"{path} is corrupt or not a policy file: neither safetensors nor a torch checkpoint (starts {head[:8]!r})"
+    )
+
+
+def _read_torch(path: Path) -> dict[str, Any]:
+    """A training checkpoint: torch's weights_only unpickler builds tensors and plain data, nothing else."""
     try:
-        ckpt = torch.load(path, map_location="cpu", weights_only=False)
+        # an open file, not the path: torch.load picks safetensors by a ".safetensors" name, not by content
+        with open(path, "rb") as f, warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Detected pickle protocol")  # the error below says more
+            ckpt = torch.load(f, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as exc:
+        if not str(exc).startswith("Weights only load failed"):
+            raise ValueError(f"checkpoint {path} is corrupt: {_first_line(exc)}") from None
+        raise ValueError(
+            f"refusing to load {path}: it contains Python objects that could run code "
+            f"(weights_only=True rejected: {_weights_only_reason(exc)})"
+        ) from None
     except Exception as exc:  # torch raises many kinds for a damaged file
-        raise ValueError(f"checkpoint {path} is corrupt or not a torch file: {exc}") from None
-    if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
+        raise ValueError(f"checkpoint {path} is corrupt or not a torch file: {_first_line(exc)}") from None
+    if not isinstance(ckpt, dict) or not str(ckpt.get("format", "")).startswith("thirtyone-"):
         raise ValueError(f"{path} is not a thirtyone-env policy checkpoint (format {CHECKPOINT_FORMAT!r})")
+    if ckpt["format"] != CHECKPOINT_FORMAT:
+        raise ValueError(
+            f"{path} has format {ckpt['format']!r}; a torch checkpoint must be {CHECKPOINT_FORMAT!r} "
+            f"(exported policies are safetensors files, {POLICY_FORMAT!r})"
+        )
     return ckpt
 
 
+def _weights_only_reason(exc: Exception) -> str:
+    """The line of torch's long weights_only error that names what it refused."""
+    text = str(exc)
+    if found := re.search(r"GLOBAL ([\w.]+)", text):
+        return f"unsupported global {found.group(1)}"
+    if found := re.search(r"WeightsUnpickler error:\s*([^\n]+)", text):
+        return found.group(1).strip()
+    return _first_line(exc)
+
+
+def _first_line(exc: Exception) -> str:
+    """An exception's message for one line of an error of ours (EOFError's is empty)."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+_METADATA_FIELDS: dict[str, type] = {
+    "rules": dict, "num_players": int, "hidden": int, "advice": bool, "obs_dim": int, "num_actions": int,
+}
+
+
+def _read_safetensors(path: Path) -> dict[str, Any]:
+    """An exported policy: tensors plus one JSON metadata string, so reading it runs no code."""
+    try:
+        with safe_open(path, framework="pt", device="cpu") as f:
+            metadata = f.metadata() or {}
+            model = {key: f.get_tensor(key) for key in f.keys()}
+    except Exception as exc:  # SafetensorError for a bad header, a truncated file, ...
+        raise ValueError(f"policy file {path} is corrupt: {_first_line(exc)}") from None
+    if METADATA_KEY not in metadata:
+        raise ValueError(f"{path} is a safetensors file but not a thirtyone-env policy (no {METADATA_KEY!r} metadata)")
+    try:
+        meta = json.loads(metadata[METADATA_KEY])
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path} has {METADATA_KEY!r} metadata that is not valid JSON: {exc}") from None
+    if not isinstance(meta, dict):
+        raise ValueError(f"{path} has {METADATA_KEY!r} metadata that is not a JSON object")
+    if meta.get("format") != POLICY_FORMAT:
+        raise ValueError(f"{path} has policy format {meta.get('format')!r}; this version reads {POLICY_FORMAT!r}")
+    meta.setdefault("trained", {})
+    bad = [
+        f"{key} is missing" if key not in meta else f"{key}={meta[key]!r} is not {kind.__name__}"
+        for key, kind in {**_METADATA_FIELDS, "trained": dict}.items()
+        if key not in meta or not isinstance(meta[key], kind) or (kind is int and isinstance(meta[key], bool))
+    ]
+    if bad:
+        raise ValueError(f"{path} has bad policy metadata: {'; '.join(bad)}")
+    n = meta["num_players"]
+    try:
+        rules = Rules(**meta["rules"])
+        rules.check_num_players(n)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{path} has metadata this package cannot play: {exc}") from None
+    need = encoding.obs_dim(rules.deck_size, n), rules.num_actions
+    if (meta["obs_dim"], meta["num_actions"]) != need:
+        raise ValueError(
+            f"{path} metadata says obs_dim={meta['obs_dim']}, actions={meta['num_actions']}; "
+            f"{rules.name} with {n} players needs {need[0]}, {need[1]}"
+        )
+    return {**meta, "model": model}
+
+
 def export_policy(src: str | os.PathLike, dst: str | os.PathLike) -> Path:
-    """Keep only what playing needs (rules, size, weights): a small file to ship."""
+    """Keep only what playing needs (rules, size, weights) as safetensors: a small file to ship that loads safely.
+
+    ``dst`` gets safetensors content whatever its name; ``.safetensors`` is the convention.
+    """
+    src, dst = Path(src), Path(dst)
     ckpt = load_checkpoint(src)
-    slim = {key: ckpt[key] for key in ("format", "rules", "num_players", "hidden", "model")}
-    slim["advice"] = bool(ckpt.get("advice", False))
-    slim["trained"] = {key: ckpt[key] for key in ("decisions", "elapsed") if key in ckpt}
-    dst = Path(dst)
+    net, rules, n = net_from_checkpoint(ckpt, source=src)
+    trained = ckpt.get("trained") or {key: ckpt[key] for key in ("decisions", "elapsed") if key in ckpt}
+    meta = {
+        "format": POLICY_FORMAT, "rules": rules.to_dict(), "num_players": n, "hidden": net.hidden,
+        "advice": bool(net.advice), "obs_dim": net.obs_dim, "num_actions": net.num_actions,
+        "trained": {key: value.item() if isinstance(value, torch.Tensor) else value for key, value in trained.items()},
+    }
+    tensors = {key: value.detach().cpu().contiguous() for key, value in net.state_dict().items()}
     dst.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dst.with_suffix(dst.suffix + ".tmp")
-    torch.save(slim, tmp)
-    os.replace(tmp, dst)
+    tmp = dst.with_name(dst.name + ".tmp")
+    try:
+        save_file(tensors, tmp, metadata={METADATA_KEY: json.dumps(meta)})
+        os.replace(tmp, dst)
+    finally:
+        tmp.unlink(missing_ok=True)
     return dst
 
 
-def net_from_checkpoint(ckpt: dict[str, Any]) -> tuple[PolicyNet, Rules, int]:
+def net_from_checkpoint(ckpt: dict[str, Any], source: str | os.PathLike | None = None) -> tuple[PolicyNet, Rules, int]:
+    """The network a ``load_checkpoint`` dict describes; errors name ``source`` (the file) when given."""
+    where = str(source) if source is not None else "policy checkpoint"
     try:
         rules = Rules(**ckpt["rules"])
         n = int(ckpt["num_players"])
         hidden = int(ckpt["hidden"])
         advice = bool(ckpt.get("advice", False))
         state = ckpt["model"]
-    except (KeyError, TypeError) as exc:
-        raise ValueError(f"policy checkpoint is missing or has a bad field: {exc}") from None
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"{where} is missing or has a bad field: {exc}") from None
     scale = encoding.scale(rules.deck_size, n, rules.start_chips * n)
     net = PolicyNet(encoding.obs_dim(rules.deck_size, n), rules.num_actions, scale, hidden, advice)
     try:
         net.load_state_dict(state)
-    except RuntimeError as exc:
+    except (RuntimeError, TypeError, AttributeError, ValueError) as exc:
         raise ValueError(
-            f"policy checkpoint does not fit {rules.name} with {n} players (obs_dim "
+            f"{where} does not fit {rules.name} with {n} players (obs_dim "
             f"{encoding.obs_dim(rules.deck_size, n)}, {rules.num_actions} actions): {str(exc).splitlines()[0]}"
         ) from None
     net.eval()
@@ -164,7 +286,7 @@ class PolicyAgent:
     def load(cls, path: str | os.PathLike, rules: str | Rules | None = None, num_players: int | None = None,
              greedy: bool = True) -> PolicyAgent:
         """Load a checkpoint; ``rules``/``num_players``, if given, must match what it was trained for."""
-        net, trained_rules, trained_n = net_from_checkpoint(load_checkpoint(path))
+        net, trained_rules, trained_n = net_from_checkpoint(load_checkpoint(path), source=path)
         if num_players is not None and num_players != trained_n:
             raise ValueError(f"{path} was trained for {trained_n} players, not {num_players}")
         if rules is not None and Rules.resolve(rules) != trained_rules:
@@ -174,7 +296,7 @@ class PolicyAgent:
     @classmethod
     def pretrained(cls, preset: str = "scat", num_players: int = 2, greedy: bool = True) -> PolicyAgent:
         """A policy shipped with the package (see ``PolicyAgent.available()``)."""
-        path = PRETRAINED_DIR / f"{preset}_{num_players}p.pt"
+        path = PRETRAINED_DIR / f"{preset}_{num_players}p.safetensors"
         if not path.is_file():
             raise ValueError(
                 f"no pretrained policy for {preset!r} with {num_players} players; available: {cls.available()}"
@@ -185,7 +307,8 @@ class PolicyAgent:
 
     @staticmethod
     def available() -> list[str]:
-        return sorted(p.stem for p in PRETRAINED_DIR.glob("*.pt"))
+        """Names (``scat_2p``) of the shipped policies, for ``pretrained(preset, n)``."""
+        return sorted(p.stem for p in PRETRAINED_DIR.glob("*.safetensors"))
 
     def act(self, obs: dict) -> int:
         return int(self.act_batch(obs["observation"][None], obs["action_mask"][None])[0])
