@@ -1,17 +1,24 @@
-"""Agents that play Thirty-one through one protocol (``agents.base.Agent``).
+"""Agents that play Thirty-one through one protocol (``thirtyone_env.agent.Agent``).
 
 ``RandomAgent``, ``GreedyAgent``, ``HeuristicAgent`` and ``HumanAgent`` need no
 torch. ``PolicyAgent`` (a trained network, ``agents.policy``) is imported only
-when asked for, so ``import agents`` stays torch-free.
+when asked for, so ``import agents`` stays torch-free. ``make(spec, rules, n)``
+builds any of them from its text.
 """
 
-from agents.base import Agent, BaseAgent, TournamentResult, tournament
+from agents.base import BaseAgent
 from agents.greedy import GreedyAgent
 from agents.heuristic import HeuristicAgent
 from agents.human import HumanAgent
+from agents.make import KINDS, make
 from agents.random_agent import RandomAgent
+from thirtyone_env.agent import Agent, register_maker
+from thirtyone_env.evaluation import TournamentResult, tournament
+
+register_maker(make)  # the core finds agents by name through this
 
 __all__ = [
+    "KINDS",
     "Agent",
     "BaseAgent",
     "GreedyAgent",
@@ -20,6 +27,7 @@ __all__ = [
     "PolicyAgent",
     "RandomAgent",
     "TournamentResult",
+    "make",
     "tournament",
 ]
 

@@ -20,7 +20,8 @@ from numba import njit, prange
 
 from agents.base import BaseAgent
 from thirtyone_env import encoding as E
-from thirtyone_env.engine import DISCARD0, DRAW_DISCARD, DRAW_STOCK, INLINE, JIT, KNOCK, PASS
+from thirtyone_env.actions import DISCARD0, DRAW_DISCARD, DRAW_STOCK, KNOCK, PASS
+from thirtyone_env.jit import INLINE, JIT
 from thirtyone_env.rules import P_DECK_SIZE, P_VALUES, Rules
 
 

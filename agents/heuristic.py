@@ -28,8 +28,11 @@ from numba import njit, prange
 from agents.base import BaseAgent
 from agents.greedy import _find_one, _first_legal, _keep_index, _phase, _read_hand
 from thirtyone_env import encoding as E
-from thirtyone_env.engine import DISCARD0, DRAW_DISCARD, DRAW_STOCK, INLINE, JIT, KNOCK, MAXP, PASS, _hand_value2
-from thirtyone_env.rules import P_ACE_RANK, P_DECK_SIZE, P_RANKS, P_THREE_ACES2, P_TOAK2, P_VALUES, Rules
+from thirtyone_env.actions import DISCARD0, DRAW_DISCARD, DRAW_STOCK, KNOCK, PASS
+from thirtyone_env.engine import MAXP
+from thirtyone_env.engine.hands import hand_value2, triple_value2
+from thirtyone_env.jit import INLINE, JIT
+from thirtyone_env.rules import P_DECK_SIZE, P_RANKS, P_VALUES, Rules
 
 TMAX = 16  # turn columns of the knock table; later turns use the last one
 
@@ -108,16 +111,6 @@ def _live(obs, off, params, n, live):
 
 
 @njit(**INLINE)
-def _special2(card, params):
-    """Doubled value of three cards of ``card``'s rank, 0 when that is no special hand."""
-    if card % params[P_RANKS] == params[P_ACE_RANK] and params[P_THREE_ACES2] > 0:
-        return params[P_THREE_ACES2]
-    if params[P_TOAK2] > 0:
-        return max(params[P_TOAK2], 2 * params[P_VALUES + card])
-    return 0
-
-
-@njit(**INLINE)
 def _potential(a, b, c, v, live, nlive, params):
     """Expected doubled gain of one more card drawn uniformly from the live cards."""
     if nlive == 0:
@@ -140,7 +133,7 @@ def _potential(a, b, c, v, live, nlive, params):
                     m2 = vv
         new = 2 * (params[P_VALUES + x] + m1 + m2)
         if pair >= 0 and x % ranks == pair:
-            new = max(new, _special2(x, params))
+            new = max(new, triple_value2(x, params))
         if new > v:
             total += new - v
     return total / nlive
@@ -148,7 +141,7 @@ def _potential(a, b, c, v, live, nlive, params):
 
 @njit(**INLINE)
 def _score(a, b, c, w, live, nlive, params):
-    v = _hand_value2(a, b, c, params)
+    v = hand_value2(a, b, c, params)
     if w == 0.0:
         return float(v)
     return v + w * _potential(a, b, c, v, live, nlive, params)
@@ -236,7 +229,7 @@ def _heuristic_row(obs, mask, off, params, n, table, cfg):
             else:  # two cards kept, the stock card comes next: average over the live cards
                 score = 0.0
                 for m in range(nlive):
-                    score += _hand_value2(hand[i0], hand[i1], live[m], params)
+                    score += hand_value2(hand[i0], hand[i1], live[m], params)
                 score /= max(nlive, 1)
             score -= _deny_cost(obs, off, params, nxt, card, cfg[C_DENY])
             score -= 1e-3 * params[P_VALUES + card]  # ties: throw the lower card

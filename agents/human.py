@@ -16,8 +16,8 @@ import numpy as np
 
 from agents.base import BaseAgent
 from thirtyone_env import encoding
+from thirtyone_env.actions import DISCARD0, DRAW_DISCARD, DRAW_STOCK, KNOCK, PASS
 from thirtyone_env.cards import card_str, parse_card
-from thirtyone_env.engine import DISCARD0, DRAW_DISCARD, DRAW_STOCK, KNOCK, PASS
 from thirtyone_env.rules import Rules
 
 ALIASES = {

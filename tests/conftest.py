@@ -1,4 +1,4 @@
-"""Shared helpers: stacked decks, scripted play by action names, engine-state readers."""
+"""Shared helpers: stacked decks, scripted play by action names, table readers (``Tables`` views)."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from thirtyone_env import engine as G
+from thirtyone_env import actions as A
 from thirtyone_env.cards import card_str, parse_card, parse_cards
 from thirtyone_env.env import raw_env
 from thirtyone_env.rules import Rules
 
-ACTION_WORDS = {"draw": G.DRAW_STOCK, "take": G.DRAW_DISCARD, "knock": G.KNOCK, "pass": G.PASS}
+ACTION_WORDS = {"draw": A.DRAW_STOCK, "take": A.DRAW_DISCARD, "knock": A.KNOCK, "pass": A.PASS}
 
 
 def stack(
@@ -44,7 +44,7 @@ def action_id(name: str, deck: str = "french52") -> int:
     """``draw``, ``take``, ``knock``, ``pass`` or a card text such as ``QS`` (= throw it)."""
     if name in ACTION_WORDS:
         return ACTION_WORDS[name]
-    return G.DISCARD0 + parse_card(name, deck)
+    return A.DISCARD0 + parse_card(name, deck)
 
 
 def act(env: raw_env, *names: str) -> None:
@@ -60,46 +60,37 @@ def seat_acts(env: raw_env, seat: int, *names: str) -> None:
 
 
 def hand(env: raw_env, seat: int) -> set[str]:
-    s = env._state
-    base = G.S_HANDS + 4 * seat
-    return {card_str(int(c), env.rules.deck) for c in s[base : base + s[G.S_HAND_N + seat]]}
+    return {card_str(c, env.rules.deck) for c in env.table.hand(0, seat)}
 
 
 def chips(env: raw_env) -> list[int]:
-    return [int(env._state[G.S_CHIPS + i]) for i in range(env.num_players)]
+    return env.table.chips[0].tolist()
 
 
 def status(env: raw_env) -> list[int]:
-    return [int(env._state[G.S_STATUS + i]) for i in range(env.num_players)]
+    return env.table.status[0].tolist()
 
 
 def legal(env: raw_env) -> set[int]:
-    return set(np.flatnonzero(env._mask).tolist())
+    return set(np.flatnonzero(env.table.mask[0]).tolist())
 
 
 def stock_top_first(env: raw_env) -> list[str]:
-    s = env._state
-    cards = s[G.S_STOCK : G.S_STOCK + s[G.S_STOCK_N]][::-1]
-    return [card_str(int(c), env.rules.deck) for c in cards]
+    return [card_str(c, env.rules.deck) for c in env.table.stock(0)]
 
 
 def discard_pile(env: raw_env) -> list[str]:
     """Discard pile, oldest first (top last)."""
-    s = env._state
-    return [card_str(int(c), env.rules.deck) for c in s[G.S_DISCARD : G.S_DISCARD + s[G.S_DISCARD_N]]]
+    return [card_str(c, env.rules.deck) for c in env.table.discard_pile(0)]
 
 
 def rewards(env: raw_env) -> list[float]:
     return [env.rewards[a] for a in env.possible_agents]
 
 
-def all_cards(state: np.ndarray, deck_size: int) -> list[int]:
-    """Every card id in hands, stock and discard pile (sorted; each id once if nothing is lost)."""
-    n = int(state[G.S_NUM_PLAYERS])
+def all_cards(tables, i: int = 0) -> list[int]:
+    """Every card id in hands, stock and discard pile of table ``i`` (sorted; each id once if nothing is lost)."""
     cards: list[int] = []
-    for seat in range(n):
-        k = int(state[G.S_HAND_N + seat])
-        cards += state[G.S_HANDS + 4 * seat : G.S_HANDS + 4 * seat + k].tolist()
-    cards += state[G.S_STOCK : G.S_STOCK + state[G.S_STOCK_N]].tolist()
-    cards += state[G.S_DISCARD : G.S_DISCARD + state[G.S_DISCARD_N]].tolist()
-    return sorted(cards)
+    for seat in range(tables.num_players):
+        cards += tables.hand(i, seat)
+    return sorted(cards + tables.stock(i) + tables.discard_pile(i))

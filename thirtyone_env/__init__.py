@@ -1,7 +1,13 @@
 """thirtyone-env: the card game Thirty-one as a reinforcement-learning environment.
 
-The core (rules, engine, PettingZoo env, batched engine) needs no torch.
+The core (rules, engine, PettingZoo env, batched engine) needs no torch, and the batched
+engine (``thirtyone_env.vector``) needs neither PettingZoo nor Gymnasium: ``ThirtyOne-v0``
+is registered with Gymnasium when Gymnasium is imported, before or after this package.
 """
+
+import sys
+
+import wrapt
 
 from thirtyone_env.cards import card_str, parse_cards
 from thirtyone_env.rules import Rules
@@ -9,10 +15,18 @@ from thirtyone_env.rules import Rules
 __all__ = ["Rules", "card_str", "parse_cards", "thirtyone_v0", "vector"]
 __version__ = "0.1.0"
 
-import gymnasium as _gym  # noqa: E402
+ENV_ID = "ThirtyOne-v0"
 
-if "ThirtyOne-v0" not in _gym.registry:
-    _gym.register("ThirtyOne-v0", entry_point="thirtyone_env.wrappers:SingleAgentEnv")
+
+def _register_with_gymnasium(gymnasium) -> None:
+    if ENV_ID not in gymnasium.registry:
+        gymnasium.register(ENV_ID, entry_point="thirtyone_env.wrappers:SingleAgentEnv")
+
+
+if "gymnasium" in sys.modules:
+    _register_with_gymnasium(sys.modules["gymnasium"])
+else:
+    wrapt.register_post_import_hook(_register_with_gymnasium, "gymnasium")
 
 
 def __getattr__(name: str):

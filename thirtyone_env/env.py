@@ -7,7 +7,7 @@
 | Observation | `Dict(observation=Box(0, 127, (obs_dim,), int8), action_mask=Box(0, 1, (actions,), int8))` |
 | Rewards | match: winner +1, others -1/(n-1) (co-winners share); deal: net chips |
 
-Observation space: the layout of ``thirtyone_env.encoding`` (a table in the README).
+Observation space: the layout of ``thirtyone_env.encoding`` (a table in docs/observations.md).
 Legal actions mask: exact; all zeros for a seat that is not to act.
 A seat that goes out stays in ``agents`` and is never selected; every seat
 terminates on the same final step, whose ``rewards`` hold every seat's reward.
@@ -24,40 +24,9 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from thirtyone_env import encoding
-from thirtyone_env import engine as G
-from thirtyone_env.cards import card_str
-from thirtyone_env.render import action_name, render_table
+from thirtyone_env.engine import Tables
+from thirtyone_env.render import render_table
 from thirtyone_env.rules import Rules
-
-EPISODES = ("match", "deal")
-ILLEGAL_ACTIONS = ("raise", "penalize")
-
-
-def check_episode(episode: str) -> int:
-    if episode not in EPISODES:
-        raise ValueError(f"episode={episode!r} is invalid; allowed: {list(EPISODES)}")
-    return int(episode == "deal")
-
-
-def check_decks(decks: Any, rules: Rules) -> np.ndarray:
-    """Stacked decks from ``options["decks"]`` as an int16 [Q, 52] array padded with -1.
-
-    Each deck lists card ids top first; it may list only its top cards, the rest
-    are then shuffled below them by the seeded RNG.
-    """
-    size = rules.deck_size
-    out = np.full((len(decks), G.MAXD), -1, np.int16)
-    for q, deck in enumerate(decks):
-        cards = [int(c) for c in deck]
-        for c in cards:
-            if not 0 <= c < size:
-                raise ValueError(f"options['decks'][{q}]: card id {c} out of range 0..{size - 1}")
-        if len(set(cards)) != len(cards):
-            dup = next(c for c in cards if cards.count(c) > 1)
-            raise ValueError(f"options['decks'][{q}]: duplicate card {card_str(dup, rules.deck)} ({dup})")
-        out[q, : len(cards)] = cards
-    return out
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -82,25 +51,21 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo naming)
         illegal_action: str = "raise",
     ):
         super().__init__()
-        self.rules = Rules.resolve(rules)
-        self.rules.check_num_players(num_players)
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise ValueError(f"render_mode={render_mode!r} is invalid; allowed: {self.metadata['render_modes']}")
-        if illegal_action not in ILLEGAL_ACTIONS:
-            raise ValueError(f"illegal_action={illegal_action!r} is invalid; allowed: {list(ILLEGAL_ACTIONS)}")
+        # one table, never reset behind our back; unseeded until the first reset
+        self.table = Tables(1, num_players, rules, seed=None, episode=episode, observe=False, parallel=False,
+                            illegal_action=illegal_action, autoreset=False)
+        self.rules = self.table.rules
         self.num_players = num_players
         self.render_mode = render_mode
         self.episode = episode
-        self._episode_deal = check_episode(episode)
-        self._illegal_action = illegal_action
-        self._params = self.rules.params()
-        self._offsets = encoding.offsets(self.rules.deck_size, num_players)
         self.possible_agents = [f"player_{i}" for i in range(num_players)]
         self.agents = self.possible_agents[:]
         self._seat = {agent: i for i, agent in enumerate(self.possible_agents)}
 
         num_actions = self.rules.num_actions
-        obs_dim = int(self._offsets[-1])
+        obs_dim = self.table.obs_dim
         self._action_spaces = {a: spaces.Discrete(num_actions) for a in self.possible_agents}
         self._observation_spaces = {
             a: spaces.Dict(
@@ -111,15 +76,8 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo naming)
             )
             for a in self.possible_agents
         }
-        self.state_space = spaces.Box(0, 127, (G.global_state_dim(self.rules.deck_size, num_players),), np.int8)
-
-        states, rngs, decks = G.new_tables(1)
-        self._state, self._rng = states[0], rngs[0]
-        self._decks = decks[0]
-        self._seeded = False
-        self._mask = np.zeros(num_actions, np.int8)
+        self.state_space = spaces.Box(0, 127, (self.table.state_dim,), np.int8)
         self._no_mask = np.zeros(num_actions, np.int8)
-        self._step_rewards = np.zeros(G.MAXP, np.float64)
 
     # -- spaces ---------------------------------------------------------------------
     def observation_space(self, agent: str) -> spaces.Space:
@@ -128,22 +86,14 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo naming)
     def action_space(self, agent: str) -> spaces.Space:
         return self._action_spaces[agent]
 
+    def seat_of(self, agent: str) -> int:
+        return self._seat[agent]
+
     # -- episode --------------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
-        if seed is not None or not self._seeded:
-            self._rng[:] = G.seed_rng(seed)
-            self._seeded = True
         options = options or {}  # other keys are ignored, as Gymnasium and PettingZoo expect
-        self._decks = check_decks(options.get("decks", []), self.rules)
-        dealer = options.get("dealer", -1)
-        if dealer != -1 and (not isinstance(dealer, (int, np.integer)) or not 0 <= dealer < self.num_players):
-            raise ValueError(f"options['dealer']={dealer!r} is invalid; allowed: a seat 0..{self.num_players - 1}")
-        self._state[G.S_QPOS] = 0
-        self._state[G.S_QLEN] = len(self._decks)
-        G._reset(
-            self._state, self._rng, self._decks, self._params, self.num_players,
-            self._episode_deal, int(dealer), self._step_rewards,
-        )
+        # without a seed the table's random stream continues (fresh entropy before any seed)
+        self.table.reset(seed=seed, decks=options.get("decks", []), dealer=options.get("dealer", -1))
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
@@ -154,73 +104,48 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo naming)
             self.render()
 
     def _refresh(self) -> None:
-        """Mask, infos and ``agent_selection`` from the engine state."""
-        s = self._state
-        G._legal_mask(s, self._params, self._mask)
-        self.agent_selection = self.possible_agents[int(s[G.S_CURRENT])]
-        deals, turns = int(s[G.S_DEALS]), int(s[G.S_TURNS])
+        """Infos and ``agent_selection`` from the table."""
+        t = self.table
+        self.agent_selection = self.possible_agents[int(t.current_player[0])]
+        deals, turns, chips, status = int(t.deal[0]), int(t.turn[0]), t.chips[0], t.status[0]
         self.infos = {
-            agent: {
-                "deal": deals,
-                "turn": turns,
-                "chips": int(s[G.S_CHIPS + seat]),
-                "in_play": int(s[G.S_STATUS + seat] != G.OUT),
-            }
+            agent: {"deal": deals, "turn": turns, "chips": int(chips[seat]), "in_play": int(status[seat] != 0)}
             for seat, agent in enumerate(self.possible_agents)
         }
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        seat = self._seat[agent]
-        obs = np.empty(int(self._offsets[-1]), np.int8)
-        G._observe(self._state, self._params, seat, self._offsets, obs)
-        acting = agent == self.agent_selection and not self._state[G.S_DONE] and not self.terminations[agent]
-        mask = self._mask.copy() if acting else self._no_mask.copy()
+        obs = self.table.observe_at(0, self._seat[agent])
+        acting = agent == self.agent_selection and not self.table.finished[0] and not self.terminations[agent]
+        mask = self.table.mask[0].astype(np.int8) if acting else self._no_mask.copy()
         return {"observation": obs, "action_mask": mask}
 
     def state(self) -> np.ndarray:
-        out = np.empty(self.state_space.shape, np.int8)
-        G._global_state(self._state, self._params, self._offsets, out)
-        return out
+        return self.table.global_state()[0]
 
     def step(self, action: int) -> None:
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        seat = self._seat[agent]
-        if not self._is_legal(action):
-            if self._illegal_action == "raise":
-                raise ValueError(self._illegal_message(action, agent))
-            G._forfeit(self._state, seat, self._step_rewards)
-        else:
-            G._step(self._state, self._rng, self._decks, self._params, int(action), self._step_rewards)
+        # an illegal action raises ValueError naming the legal ids, or forfeits with "penalize"
+        if not self.table.is_legal(0, action) and self.table.illegal_action == "raise":
+            raise ValueError(self.table.illegal_message(0, action, agent))
+        step_rewards = self.table.step_at(0, action)
         self._cumulative_rewards[agent] = 0.0
         for i, a in enumerate(self.possible_agents):
-            self.rewards[a] = float(self._step_rewards[i])
-        if self._state[G.S_DONE]:
+            self.rewards[a] = float(step_rewards[i])
+        if self.table.finished[0]:
             self.terminations = {a: True for a in self.agents}
         self._accumulate_rewards()
         self._refresh()
         if self.render_mode == "human":
             self.render()
 
-    def _is_legal(self, action: Any) -> bool:
-        try:
-            a = int(action)
-        except (TypeError, ValueError):
-            return False
-        return a == action and 0 <= a < len(self._mask) and bool(self._mask[a])
-
-    def _illegal_message(self, action: Any, agent: str) -> str:
-        legal = np.flatnonzero(self._mask).tolist()
-        names = ", ".join(f"{a} ({action_name(a, self.rules.deck)})" for a in legal)
-        return f"illegal action {action!r} for {agent}; legal action ids: {legal} = {names}"
-
     # -- people ---------------------------------------------------------------------
     def render(self) -> str | None:
         if self.render_mode is None:
             return None
-        text = render_table(self._state, self.rules)
+        text = render_table(self.table.view(0))
         if self.render_mode == "ansi":
             return text
         print(text)

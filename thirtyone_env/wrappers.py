@@ -21,7 +21,7 @@ unmasked ``action_space.sample()`` actions).
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -30,23 +30,13 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import BaseWrapper
 
 from thirtyone_env import encoding
+from thirtyone_env.agent import Agent, make_agent
 from thirtyone_env.env import raw_env
+from thirtyone_env.render import render_table
 from thirtyone_env.rules import Rules
 
 ENV_ID = "ThirtyOne-v0"
-
-
-class Agent(Protocol):
-    """What plays an opponent seat: ``act(obs)`` with ``thirtyone_v0``'s observation dict."""
-
-    def act(self, obs: dict[str, np.ndarray]) -> int: ...
-
-
-def default_opponent(rules: Rules, num_players: int, seed: int | None = None) -> Agent:
-    """The strongest rule-based player, ``agents.HeuristicAgent``."""
-    from agents.heuristic import HeuristicAgent
-
-    return HeuristicAgent(rules, num_players, seed=seed)
+DEFAULT_OPPONENT = "heuristic"  # the strongest rule-based player, agents.HeuristicAgent
 
 
 def _reseed(agent: Any, seed: int) -> None:
@@ -61,7 +51,8 @@ class SingleAgentEnv(gymnasium.Env):
     """The learner sits at ``seat`` (an int, or ``"random"``: drawn at every reset).
 
     ``opponents``: one agent for every other seat (in seat order, skipping the
-    learner's), one agent for all of them, or ``None`` for ``default_opponent``.
+    learner's), one agent for all of them, or ``None`` for ``DEFAULT_OPPONENT``; an agent
+    may be given by its name (``"greedy"``, ``"policy:PATH"``, see ``agents.make``).
     ``preset`` is an alias of ``rules`` so that ``gymnasium.make(..., preset="italian")`` reads well.
     ``reset(seed=s)`` seeds the table, the seat draw and the opponents (through
     their ``seed(int)`` method or ``rng`` attribute), so an episode replays exactly.
@@ -73,7 +64,7 @@ class SingleAgentEnv(gymnasium.Env):
         self,
         rules: str | Rules = "scat",
         num_players: int = 2,
-        opponents: Agent | list[Agent] | None = None,
+        opponents: Agent | str | list[Agent | str] | None = None,
         seat: int | str = "random",
         episode: str = "match",
         render_mode: str | None = None,
@@ -101,15 +92,22 @@ class SingleAgentEnv(gymnasium.Env):
         self._agent = self._aec.possible_agents[self.seat]
         self._mask = np.zeros(self.rules.num_actions, np.bool_)
 
-    def _check_opponents(self, opponents: Agent | list[Agent] | None) -> list[Agent]:
+    def _check_opponents(self, opponents: Agent | str | list[Agent | str] | None) -> list[Agent]:
         n_opp = self.num_players - 1
         if opponents is None:
-            return [default_opponent(self.rules, self.num_players) for _ in range(n_opp)]
+            opponents = DEFAULT_OPPONENT
         if not isinstance(opponents, (list, tuple)):
             opponents = [opponents] * n_opp
-        if len(opponents) != n_opp or not all(callable(getattr(o, "act", None)) for o in opponents):
-            raise ValueError(f"opponents: expected {n_opp} objects with act(obs) -> int, got {opponents!r}")
-        return list(opponents)
+        if len(opponents) != n_opp:
+            raise ValueError(f"opponents: expected {n_opp} agents with act(obs) -> int, got {opponents!r}")
+        out = []
+        for o in opponents:
+            if isinstance(o, str):  # one object per seat, each seeded on its own
+                o = make_agent(o, self.rules, self.num_players)
+            if not callable(getattr(o, "act", None)):
+                raise ValueError(f"opponents: expected {n_opp} agents with act(obs) -> int, got {opponents!r}")
+            out.append(o)
+        return out
 
     # -- gymnasium API --------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -153,9 +151,7 @@ class SingleAgentEnv(gymnasium.Env):
     def render(self) -> str | None:
         if self.render_mode is None:
             return None
-        from thirtyone_env.render import render_table
-
-        text = render_table(self._aec._state, self.rules, show_seat=self.seat)
+        text = render_table(self._aec.table.view(0, self.seat))
         if self.render_mode == "ansi":
             return text
         print(text)
@@ -170,7 +166,7 @@ class SingleAgentEnv(gymnasium.Env):
         aec, reward = self._aec, 0.0
         while not aec.terminations[self._agent] and aec.agent_selection != self._agent:
             agent = aec.agent_selection
-            seat = aec._seat[agent]
+            seat = aec.seat_of(agent)
             opp = self.opponents[seat if seat < self.seat else seat - 1]
             aec.step(int(opp.act(aec.observe(agent))))
             reward += aec.rewards[self._agent]

@@ -1,0 +1,52 @@
+"""``make(spec, rules, num_players)``: every agent kind from its text, for the CLI, training,
+the single-agent and vector envs, and the benchmark.
+
+| spec | agent |
+|---|---|
+| ``random`` | ``RandomAgent`` (seeded by ``seed``) |
+| ``greedy`` | ``GreedyAgent`` |
+| ``heuristic`` | ``HeuristicAgent`` |
+| ``pretrained[:PRESET_NP]`` | a shipped policy (``pretrained:scat_2p``; bare: these rules and players) |
+| ``policy:PATH`` | a saved policy (``.safetensors`` or a training checkpoint); PATH may hold colons |
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from thirtyone_env.rules import Rules
+
+KINDS = ("random", "greedy", "heuristic", "pretrained[:PRESET_NP]", "policy:PATH")
+
+
+def make(spec: str, rules: str | Rules = "scat", num_players: int = 2, seed: int | None = None) -> Any:
+    """An agent from its text (see the table above); a ``ValueError`` names a bad spec."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"agent spec must be a non-empty string, got {spec!r}; allowed: {', '.join(KINDS)}")
+    rules = Rules.resolve(rules)
+    kind, sep, arg = spec.strip().partition(":")
+    if kind in ("random", "greedy", "heuristic") and not sep:
+        from agents.greedy import GreedyAgent
+        from agents.heuristic import HeuristicAgent
+        from agents.random_agent import RandomAgent
+
+        cls = {"random": RandomAgent, "greedy": GreedyAgent, "heuristic": HeuristicAgent}[kind]
+        return cls(rules, num_players, seed=seed)
+    if kind == "policy" and arg:
+        from agents.policy import PolicyAgent
+
+        return PolicyAgent.load(arg, rules=rules, num_players=num_players)
+    if kind == "pretrained":
+        from agents.policy import PolicyAgent
+
+        preset, n = rules.name, num_players
+        if arg:
+            name, _, players = arg.rpartition("_")
+            if not name or not players.endswith("p") or not players[:-1].isdigit():
+                raise ValueError(f"pretrained:{arg} is invalid; expected pretrained:PRESET_NP, e.g. pretrained:scat_2p")
+            preset, n = name, int(players[:-1])
+        agent = PolicyAgent.pretrained(preset, n)
+        if agent.rules != rules or agent.num_players != num_players:
+            raise ValueError(f"pretrained policy {preset}_{n}p does not fit {rules.name} with {num_players} players")
+        return agent
+    raise ValueError(f"unknown agent {spec!r}; allowed: {', '.join(KINDS)}")

@@ -1,0 +1,135 @@
+"""Batch drivers: one loop over tables around the per-table kernels, built twice by one factory.
+
+Parallel over tables (large batches, both cores) and serial (small batches, where waking
+threads costs more than the work, badly so on a busy machine). Every driver takes the rows
+(table indices) to work on, so a caller can step or reset any subset of its tables.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import NamedTuple
+
+from numba import njit, prange
+
+from thirtyone_env.engine.deal import _reset
+from thirtyone_env.engine.layout import S_CURRENT, S_DONE, S_EPISODE_DEAL, S_NUM_PLAYERS, S_QLEN, S_QPOS
+from thirtyone_env.engine.observe import _global_state, _observe
+from thirtyone_env.engine.turn import _forfeit, _legal_mask, _step
+from thirtyone_env.jit import INLINE, JIT
+
+
+# -- one table ------------------------------------------------------------------------------
+@njit(**INLINE)
+def _reset_table(s, rng, decks, params, num_players, episode_deal, dealer, off, obs, mask, scratch):
+    """A new match (or deal episode) from the first stacked deck; then the mask and observation."""
+    s[S_QPOS] = 0
+    s[S_QLEN] = decks.shape[0]
+    _reset(s, rng, decks, params, num_players, episode_deal, dealer, scratch)
+    _legal_mask(s, params, mask)
+    if off.shape[0] > 0:
+        _observe(s, params, s[S_CURRENT], off, obs)
+
+
+@njit(**INLINE)
+def _step_table(s, rng, decks, params, action, autoreset, off, obs, mask, rewards, scratch):
+    """Play ``action`` for the seat to act; an illegal one forfeits the match (``_forfeit``).
+
+    ``rewards`` receives this step's rewards; with ``autoreset`` a finished table starts its
+    next match at once (its mask and observation are then the new match's). Returns done.
+    """
+    if s[S_DONE] == 1:  # a finished table without autoreset stays as it is
+        rewards[:] = 0
+        return True
+    if 0 <= action < mask.shape[0] and mask[action]:
+        _step(s, rng, decks, params, action, scratch)
+    else:
+        _forfeit(s, s[S_CURRENT], scratch)
+    for seat in range(rewards.shape[0]):
+        rewards[seat] = scratch[seat]
+    done = s[S_DONE] == 1
+    if done and autoreset:
+        _reset(s, rng, decks, params, s[S_NUM_PLAYERS], s[S_EPISODE_DEAL], -1, scratch)
+    _legal_mask(s, params, mask)
+    if off.shape[0] > 0:
+        _observe(s, params, s[S_CURRENT], off, obs)
+    return done
+
+
+@njit(**JIT)
+def _step_at(states, rngs, decks, params, i, action, autoreset, off, obs, masks, rewards, scratch):
+    """One table of a batch (the PettingZoo env's path: no loop, no threads)."""
+    return _step_table(states[i], rngs[i], decks[i], params, action, autoreset, off, obs[i], masks[i],
+                       rewards[i], scratch[i])
+
+
+@njit(**JIT)
+def _observe_at(states, params, i, seat, off, out):
+    _observe(states[i], params, seat, off, out)
+
+
+@njit(**JIT)
+def _count_illegal(actions, masks, rows):
+    """Rows whose action is out of range or not legal (the fast path of the step check)."""
+    bad = 0
+    for r in range(rows.shape[0]):
+        b = rows[r]
+        a = actions[b]
+        if a < 0 or a >= masks.shape[1] or not masks[b, a]:
+            bad += 1
+    return bad
+
+
+# -- many tables: written once, compiled parallel and serial -----------------------------------
+def _reset_rows(states, rngs, decks, params, num_players, episode_deal, dealer, rows, off, obs, masks, players,
+                dones, scratch):
+    for r in prange(rows.shape[0]):
+        b = rows[r]
+        _reset_table(states[b], rngs[b], decks[b], params, num_players, episode_deal, dealer, off, obs[b],
+                     masks[b], scratch[b])
+        players[b] = states[b, S_CURRENT]
+        dones[b] = False
+
+
+def _step_rows(states, rngs, decks, params, rows, actions, autoreset, off, obs, masks, players, rewards, dones,
+               scratch):
+    for r in prange(rows.shape[0]):
+        b = rows[r]
+        dones[b] = _step_table(states[b], rngs[b], decks[b], params, actions[b], autoreset, off, obs[b], masks[b],
+                               rewards[b], scratch[b])
+        players[b] = states[b, S_CURRENT]
+
+
+def _observe_rows(states, params, rows, seats, off, out):
+    for r in prange(rows.shape[0]):
+        b = rows[r]
+        _observe(states[b], params, seats[b], off, out[b])
+
+
+def _global_state_rows(states, params, rows, off, out):
+    for r in prange(rows.shape[0]):
+        b = rows[r]
+        _global_state(states[b], params, off, out[b])
+
+
+class Drivers(NamedTuple):
+    reset: types.FunctionType
+    step: types.FunctionType
+    observe: types.FunctionType
+    global_state: types.FunctionType
+
+
+def _compile(fn: types.FunctionType, parallel: bool):
+    """``fn`` jitted with or without threads. Each variant gets its own name: numba's on-disk
+    cache is keyed by the function's qualified name, not by its options."""
+    copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    copy.__qualname__ = f"{fn.__qualname__}_{'parallel' if parallel else 'serial'}"
+    return njit(parallel=parallel, **JIT)(copy)
+
+
+def make_drivers(parallel: bool) -> Drivers:
+    return Drivers(*(_compile(fn, parallel) for fn in (_reset_rows, _step_rows, _observe_rows, _global_state_rows)))
+
+
+PARALLEL = make_drivers(True)
+SERIAL = make_drivers(False)

@@ -1,0 +1,219 @@
+"""Tournaments: one definition of a match win, paired seeds, seats rotated, Wilson intervals.
+
+Every evaluation in the project (the CLI, training, the benchmark, the examples, the docs'
+figures) comes from ``tournament``. Its rules:
+
+- **A match win**: the seats with the highest final reward share one win (a sole winner
+  gets 1; two co-winners 1/2 each; a drawn match, where every seat shares, 1/n each). An
+  agent in several seats adds up its seats' shares, so the win rates of a tournament's
+  agents sum to 1 per match.
+- **Paired seeds**: match ``k`` draws its decks from stream ``k`` of ``seed``, whatever the
+  agents, the number of tables or the thread count. Two tournaments with the same seed deal
+  the same decks to the same seats, so entries can be compared match by match (exactly for
+  ``stock_refill="flip"``, every preset; with ``"shuffle"`` a refill mid-deal depends on play).
+- **Seats**: ``"rotate"`` gives seat s of match k to agent (k + s) mod m; ``"one-vs-rest"``
+  puts agent 0 in seat k mod n and the others around it; a list is a seat pattern that is
+  rotated match by match.
+- **Intervals**: 95% Wilson score intervals of each agent's win rate.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from thirtyone_env.engine import Tables
+from thirtyone_env.rules import Rules
+
+SEATINGS = ("auto", "rotate", "one-vs-rest")
+
+
+def win_shares(final_rewards: np.ndarray) -> np.ndarray:
+    """Each seat's share of the match win from the final rewards (rows: matches, columns: seats)."""
+    r = np.atleast_2d(np.asarray(final_rewards, np.float64))
+    winners = np.isclose(r, r.max(axis=1, keepdims=True), rtol=0, atol=1e-6)
+    shares = winners / winners.sum(axis=1, keepdims=True)
+    return shares if np.ndim(final_rewards) == 2 else shares[0]
+
+
+def wilson(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95% Wilson score interval of a win rate (``wins`` may be fractional: shared wins)."""
+    if n == 0:
+        return 0.0, 1.0
+    p = wins / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(max(p * (1 - p), 0.0) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def seating_plan(num_agents: int, num_players: int, num_matches: int, seating: str | Sequence[int] = "auto"
+                 ) -> np.ndarray:
+    """Agent index per (match, seat) (see the module docstring)."""
+    if not isinstance(seating, str):
+        pattern = [int(a) for a in seating]
+        if len(pattern) != num_players or not all(0 <= a < num_agents for a in pattern):
+            raise ValueError(f"seating pattern {pattern} must give one of agents 0..{num_agents - 1} "
+                             f"to each of {num_players} seats")
+        rotations = np.array([pattern[k:] + pattern[:k] for k in range(num_players)], np.int64)
+        return rotations[np.arange(num_matches) % num_players]
+    if seating == "auto":
+        seating = "one-vs-rest" if num_agents == 2 and num_players > 2 else "rotate"
+    k = np.arange(num_matches)[:, None]
+    s = np.arange(num_players)[None, :]
+    if seating == "rotate":
+        return (k + s) % num_agents
+    if seating == "one-vs-rest":
+        if num_agents < 2:
+            raise ValueError("one-vs-rest needs at least two agents")
+        rel = (s - k % num_players) % num_players  # 0 = the focus seat
+        return np.where(rel == 0, 0, 1 + ((k + rel - 1) % (num_agents - 1)))
+    raise ValueError(f"seating={seating!r} is invalid; allowed: {list(SEATINGS)} or a seat pattern")
+
+
+def play_matches(agents: Sequence[Any], plan: np.ndarray, rules: str | Rules = "scat", seed: int = 0,
+                 num_tables: int = 256, episode: str = "match") -> np.ndarray:
+    """Play match ``k`` with agent ``plan[k, s]`` in seat ``s``; returns final rewards (matches, seats).
+
+    Each table plays the next unplayed match when it finishes one, with that match's own
+    random stream (paired seeds): the result depends only on the agents, the plan and the seed.
+    """
+    plan = np.asarray(plan, np.int64)
+    matches, n = plan.shape
+    tables = Tables(min(num_tables, matches), n, rules, seed=seed, episode=episode, autoreset=False)
+    playing = np.arange(tables.num_tables)  # the match each table plays
+    tables.seed_streams(playing, seed, playing)
+    obs, mask, player = tables.reset()
+    next_match = tables.num_tables
+    out = np.zeros((matches, n), np.float32)
+    active = playing.copy()
+    actions = np.zeros(tables.num_tables, np.int64)
+    while active.size:
+        who = plan[playing[active], player[active]]
+        for a, agent in enumerate(agents):
+            rows = active[who == a]
+            if rows.size:
+                actions[rows] = agent.act_batch(obs[rows], mask[rows])
+        obs, mask, player, rewards, done = tables.step(actions, rows=active)
+        finished = active[done[active]]
+        if finished.size:
+            out[playing[finished]] = rewards[finished]
+            starts = finished[: max(0, min(finished.size, matches - next_match))]
+            if starts.size:
+                playing[starts] = np.arange(next_match, next_match + starts.size)
+                next_match += starts.size
+                tables.seed_streams(starts, seed, playing[starts])
+                tables.reset(rows=starts)
+            active = np.setdiff1d(active, finished[starts.size :], assume_unique=True)
+    return out
+
+
+@dataclass
+class AgentResult:
+    """One agent's record: match wins are shares (see ``win_shares``)."""
+
+    name: str
+    matches: int = 0
+    wins: float = 0.0
+    seats: int = 0
+    reward: float = 0.0
+    rating: float | None = None  # filled by train.evaluate.add_ratings (OpenSkill, mu - 3 sigma)
+
+    @property
+    def win_rate(self) -> float:
+        return self.wins / self.matches if self.matches else 0.0
+
+    @property
+    def ci(self) -> tuple[float, float]:
+        return wilson(self.wins, self.matches)
+
+    @property
+    def mean_reward(self) -> float:
+        return self.reward / self.seats if self.seats else 0.0
+
+
+@dataclass
+class TournamentResult:
+    rules: Rules
+    num_players: int
+    seed: int
+    results: list[AgentResult]
+    match_rewards: np.ndarray = field(repr=False)  # (matches, seats) final rewards
+    plan: np.ndarray = field(repr=False)  # (matches, seats) agent index per seat
+
+    @property
+    def matches(self) -> int:
+        return len(self.match_rewards)
+
+    def win_rate(self, agent: int) -> float:
+        return self.results[agent].win_rate
+
+    def interval(self, agent: int) -> tuple[float, float]:
+        return self.results[agent].ci
+
+    def match_wins(self, agent: int) -> np.ndarray:
+        """Agent ``agent``'s win share in each match (for paired comparisons across tournaments)."""
+        shares = win_shares(self.match_rewards)
+        return (shares * (self.plan == agent)).sum(axis=1)
+
+    def table(self) -> str:
+        ratings = any(r.rating is not None for r in self.results)
+        head = (f"{self.rules.name}, {self.num_players} players, {self.matches} matches (seed {self.seed})\n"
+                f"{'agent':<34} {'matches':>7} {'win rate':>8} {'95% CI':>15} {'reward/seat':>11}"
+                + (f" {'rating':>7}" if ratings else ""))
+        rows = [head, "-" * len(head.splitlines()[1])]
+        for r in self.results:
+            lo, hi = r.ci
+            rows.append(f"{r.name[:34]:<34} {r.matches:>7} {r.win_rate:>8.3f} {f'[{lo:.3f}, {hi:.3f}]':>15} "
+                        f"{r.mean_reward:>+11.3f}" + (f" {r.rating:>7.2f}" if ratings else ""))
+        return "\n".join(rows)
+
+
+def agent_label(agent: Any) -> str:
+    return str(getattr(agent, "name", None) or type(agent).__name__)
+
+
+def score(agents: Sequence[Any], rules: Rules, num_players: int, seed: int, rewards: np.ndarray, plan: np.ndarray,
+          names: Sequence[str] | None = None) -> TournamentResult:
+    """Win shares, seats and rewards per agent from played matches."""
+    labels = list(names) if names else [agent_label(a) for a in agents]
+    shares = win_shares(rewards)
+    results = []
+    for i, label in enumerate(labels):
+        seats = plan == i
+        present = seats.any(axis=1)
+        results.append(AgentResult(label, matches=int(present.sum()), wins=float((shares * seats).sum()),
+                                   seats=int(seats.sum()), reward=float((rewards * seats).sum())))
+    return TournamentResult(rules, num_players, seed, results, rewards, plan)
+
+
+def tournament(
+    agents: Sequence[Any],
+    rules: str | Rules = "scat",
+    num_players: int = 2,
+    matches: int = 1000,
+    seed: int = 0,
+    seating: str | Sequence[int] = "auto",
+    names: Sequence[str] | None = None,
+    num_tables: int = 256,
+) -> TournamentResult:
+    """Play ``matches`` whole matches between ``agents`` (objects with ``act_batch``).
+
+    ``seating``: ``"auto"`` (one-vs-rest for two agents at a bigger table, else rotate),
+    ``"rotate"``, ``"one-vs-rest"`` or a seat pattern such as ``[0, 1, 1]``.
+    """
+    rules = Rules.resolve(rules)
+    rules.check_num_players(num_players)
+    if isinstance(matches, bool) or not isinstance(matches, (int, np.integer)) or matches < 1:
+        raise ValueError(f"matches={matches!r} is invalid; allowed: an integer >= 1")
+    if names is not None and len(names) != len(agents):
+        raise ValueError(f"names: expected {len(agents)} names, got {len(names)}")
+    for a in agents:
+        if not callable(getattr(a, "act_batch", None)):
+            raise ValueError(f"every agent needs act_batch(obs, mask); {a!r} has none")
+    plan = seating_plan(len(agents), num_players, matches, seating)
+    rewards = play_matches(agents, plan, rules, seed, num_tables)
+    return score(agents, rules, num_players, seed, rewards, plan, names)
