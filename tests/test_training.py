@@ -130,19 +130,19 @@ def test_init_from_fine_tunes_a_trained_policy_and_refuses_a_mismatched_one(tmp_
 
 def test_resume_after_a_kill_continues_exactly_from_the_checkpoint(tmp_path, monkeypatch):
     whole = ppo.train(tiny_args(tmp_path / "whole"))
-    real_save = ppo.save_checkpoint
+    real_save = ppo.RunState.save
     calls = []
 
-    def save_then_die(path, payload):
-        real_save(path, payload)
-        calls.append(payload["updates"])
+    def save_then_die(state, path):
+        real_save(state, path)
+        calls.append(state.updates)
         if len(calls) == 2:
             raise KeyboardInterrupt  # the process is killed right after its second checkpoint
 
-    monkeypatch.setattr(ppo, "save_checkpoint", save_then_die)
+    monkeypatch.setattr(ppo.RunState, "save", save_then_die)
     with pytest.raises(KeyboardInterrupt):
         ppo.train(tiny_args(tmp_path / "killed"))
-    monkeypatch.setattr(ppo, "save_checkpoint", real_save)
+    monkeypatch.setattr(ppo.RunState, "save", real_save)
     assert load_checkpoint(tmp_path / "killed" / "last.pt")["updates"] == 2
     resumed = ppo.train(tiny_args(tmp_path / "killed"), resume=True)
     a, b = load_checkpoint(whole), load_checkpoint(resumed)

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import ast
 import dataclasses
+import inspect
+import math
 import sys
+import textwrap
 from pathlib import Path
 
 from thirtyone_env.rules import Rules
@@ -29,6 +33,77 @@ def _positive_float(text: str) -> float:
     return value
 
 
+TRUE_WORDS, FALSE_WORDS = ("true", "1", "yes"), ("false", "0", "no")
+
+
+def _bool(text: str) -> bool:
+    word = text.strip().lower()
+    if word in TRUE_WORDS or word in FALSE_WORDS:
+        return word in TRUE_WORDS
+    raise argparse.ArgumentTypeError(f"expected a boolean, got {text!r}; allowed values: true/false "
+                                     f"(also 1/0, yes/no, any case)")
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+
+
+def _positive_int(text: str) -> int:
+    value = _int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return value
+
+
+def _float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
+def _opponents(text: str) -> str:
+    """``--rule-based``: checked now (syntax and weights), built when training starts."""
+    from train.ppo import parse_opponents
+
+    try:
+        parse_opponents(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--rule-based: ")) from None
+    return text
+
+
+TRAIN_FLAG_TYPES = {"bool": _bool, "int": _int, "float": _float, "str": str}
+TRAIN_FLAG_PARSERS = {"rule_based": _opponents}  # fields with more to check than their type
+
+
+def field_docs(cls: type) -> dict[str, str]:
+    """The docstring under each dataclass field (as CleanRL's ``Args``), for ``--help``."""
+    try:
+        body = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0].body
+    except (OSError, TypeError):  # no source (a frozen install): plain help
+        return {}
+    return {
+        field.target.id: " ".join(doc.value.value.split())
+        for field, doc in zip(body, body[1:], strict=False)
+        if isinstance(field, ast.AnnAssign) and isinstance(field.target, ast.Name)
+        and isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant) and isinstance(doc.value.value, str)
+    }
+
+
+def _shown(default: object) -> str:
+    """A default as it is typed on the command line: ``true``, ``''``, ``0.0005``."""
+    if isinstance(default, bool):
+        return str(default).lower()
+    return repr(default) if default == "" else str(default)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="thirtyone", description="Thirty-one: train, evaluate and play.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -41,18 +116,18 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--minutes", type=_positive_float, default=10.0)
     tr.add_argument("--out", default=None, help="run folder (default runs/<preset>_<players>p)")
     tr.add_argument("--resume", action="store_true", help="continue the run in --out from its last checkpoint")
-    tr.add_argument("--final-matches", type=int, default=1000, help="matches per opponent in the final table")
+    tr.add_argument("--final-matches", type=_positive_int, default=1000,
+                    help="matches per opponent in the final table")
     tr.add_argument("--no-progress", action="store_true")
     skip = {"preset", "num_players", "minutes", "out", "progress"}
+    docs = field_docs(Args)
     for f in dataclasses.fields(Args):
         if f.name in skip:
             continue
-        flag = "--" + f.name.replace("_", "-")
-        if f.type in ("bool", bool):
-            tr.add_argument(flag, type=lambda s: s.lower() in ("1", "true", "yes"), default=f.default)
-        else:
-            kind = {"int": int, "float": float, "str": str}.get(str(f.type), type(f.default))
-            tr.add_argument(flag, type=kind, default=f.default, help=f"(default {f.default})")
+        kind = TRAIN_FLAG_PARSERS.get(f.name) or TRAIN_FLAG_TYPES[str(f.type)]
+        text = f"{docs.get(f.name, '')} (default {_shown(f.default)})".strip().replace("%", "%%")
+        tr.add_argument("--" + f.name.replace("_", "-"), type=kind, default=f.default, help=text,
+                        metavar="{true,false}" if kind is _bool else None)
 
     ev = sub.add_parser("eval", help="tournament between agents")
     ev.add_argument("--agents", nargs="+", required=True,
@@ -92,7 +167,7 @@ def head_to_head(policy, rules: Rules, num_players: int, matches: int, seed: int
 def cmd_train(ns: argparse.Namespace) -> int:
     from agents.policy import PolicyAgent
     from train.evaluate import plot_learning_curve
-    from train.ppo import Args, train
+    from train.ppo import Args, check_args, train
 
     rules = Rules.preset(ns.preset)
     rules.check_num_players(ns.players)
@@ -100,6 +175,7 @@ def cmd_train(ns: argparse.Namespace) -> int:
     values = {f.name: getattr(ns, f.name) for f in dataclasses.fields(Args) if hasattr(ns, f.name)}
     args = Args(**{**values, "preset": ns.preset, "num_players": ns.players, "minutes": ns.minutes,
                    "out": out, "progress": not ns.no_progress})
+    check_args(args)
     if ns.resume and not (Path(out) / "last.pt").is_file():
         raise ValueError(f"--resume: no checkpoint at {Path(out) / 'last.pt'}")
     if not ns.resume and (Path(out) / "last.pt").is_file():

@@ -2,19 +2,28 @@
 
 One network plays every learner seat. Each table plays a whole match against
 one opponent kind: the current policy itself (self-play, every seat learns), a
-past snapshot, or a rule-based agent; only learner seats' decisions are trained
-on. Each seat's decisions form their own trajectory for GAE: the reward of a
-decision is what the seat received until its next decision.
+past snapshot, or a fixed agent (rule-based or a frozen saved policy); only
+learner seats' decisions are trained on. Each seat's decisions form their own
+trajectory for GAE: the reward of a decision is what the seat received until
+its next decision.
+
+Read top to bottom: ``Args``; the opponents; ``rollout`` (buffers of shape
+(num_steps, num_envs, ...)); GAE; ``ppo_update`` (``b_`` = the flattened batch,
+``mb_`` = a minibatch, as in CleanRL); the warm start; ``RunState`` (what a
+checkpoint holds); ``train``, which wires them together.
 """
 
 from __future__ import annotations
 
-import csv
+import copy
 import dataclasses
+import math
 import os
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -23,10 +32,21 @@ from torch import nn, optim
 
 from agents.heuristic import HeuristicAgent
 from agents.policy import CHECKPOINT_FORMAT, PolicyAgent, PolicyNet, load_checkpoint, net_from_checkpoint
-from thirtyone_env.engine import S_CHIPS
 from thirtyone_env.rules import Rules
 from thirtyone_env.vector import VectorThirtyOne
-from train.evaluate import make_agent, play_tournament
+from train.evaluate import make_agent, play_tournament  # make_agent: the one place agents are built from specs
+from train.logger import Logger
+
+SHAPING_MATCH_LIVES = 3  # deal shaping per life, scaled as if a match lasted 3 lives: the same weight in every preset
+ADAM_EPS = 1e-5  # CleanRL's Adam epsilon
+ADV_EPS = 1e-8  # keeps advantage normalisation finite when a minibatch's advantages are all equal
+LR_DECAY = 0.9  # the learning rate anneals linearly from 100% to 10% of --learning-rate over the budget
+BC_SEED_OFFSET = 7919  # the warm start's tables: another seed (a prime), so other deals than the training tables
+BC_MINIBATCH = 4096  # warm-start minibatch, in decisions
+BC_AGREEMENT_SAMPLE = 20_000  # decisions on which the warm start's agreement with its teacher is measured
+EVAL_SEED_OFFSET = 10_000  # evaluation seeds (offset + updates): other deals than the training tables
+
+Turn = tuple[np.ndarray, np.ndarray, np.ndarray]  # every table's (observation, action mask, seat to act)
 
 
 @dataclass
@@ -85,15 +105,17 @@ class Args:
     self_play: float = 0.2
     """share of matches where every seat is the current policy"""
     rule_based: str = "heuristic:3,greedy:1"
-    """rule-based opponents in the pool, with relative weights"""
+    """fixed opponents in the pool: comma-separated SPEC[:WEIGHT], SPEC any agent (random, greedy, heuristic,
+    pretrained[:PRESET_NP], policy:PATH for a frozen saved policy); WEIGHT (default 1) is the text after the
+    last colon when it is a number"""
     rule_based_share: float = 0.6
-    """share of matches against a rule-based opponent (the rest: past snapshots)"""
+    """share of matches against a fixed opponent (the rest: past snapshots)"""
     snapshot_every: int = 20
     """updates between snapshots added to the pool"""
     pool_size: int = 8
     """past snapshots kept"""
     eval_every_minutes: float = 2.0
-    """minutes between evaluations against the rule-based agents"""
+    """minutes between evaluations against the fixed opponents"""
     eval_matches: int = 600
     """matches per evaluation"""
     checkpoint_minutes: float = 2.0
@@ -104,6 +126,208 @@ class Args:
     """show a progress bar"""
 
 
+def check_args(args: Args) -> None:
+    """Refuse values that would crash mid-run or train nonsense, naming the flag and what it allows."""
+    at_least = {"num_envs": 1, "num_steps": 1, "num_minibatches": 1, "update_epochs": 0, "hidden": 1,
+                "total_decisions": 0, "bc_decisions": 0, "bc_epochs": 0, "value_warmup_updates": 0,
+                "snapshot_every": 1, "pool_size": 0, "eval_matches": 1, "threads": 1}
+    problems = [f"--{flag(name)} must be an integer >= {low}, got {getattr(args, name)!r}"
+                for name, low in at_least.items() if getattr(args, name) < low]
+    problems += [f"--{flag(name)} must be between 0 and 1, got {getattr(args, name)!r}"
+                 for name in ("self_play", "rule_based_share", "gamma", "gae_lambda")
+                 if not 0 <= getattr(args, name) <= 1]
+    if args.self_play + args.rule_based_share > 1:
+        problems.append(f"--self-play + --rule-based-share must be <= 1, got {args.self_play + args.rule_based_share}")
+    if not args.total_decisions and not args.minutes > 0:
+        problems.append(f"--minutes must be > 0 (or set --total-decisions), got {args.minutes!r}")
+    if problems:
+        raise ValueError("; ".join(problems))
+    parse_opponents(args.rule_based)
+
+
+def flag(name: str) -> str:
+    """``num_envs`` -> ``num-envs``: the command-line spelling of an ``Args`` field."""
+    return name.replace("_", "-")
+
+
+# -- the opponents ---------------------------------------------------------------------------------------
+def parse_opponents(spec: str) -> dict[str, float]:
+    """``"heuristic:3,policy:/runs/a:b/last.pt:2"`` -> {"heuristic": 3.0, "policy:/runs/a:b/last.pt": 2.0}.
+
+    The weight is the text after the last colon only when it is a number, so paths with colons
+    (``policy:C:\\runs\\x.pt``) need none; without one the weight is 1.
+    """
+    out: dict[str, float] = {}
+    for item in filter(None, (part.strip() for part in spec.split(","))):
+        name, colon, weight = item.rpartition(":")
+        try:
+            name, value = (name, float(weight)) if colon else (item, 1.0)
+        except ValueError:
+            name, value = item, 1.0  # no numeric weight: the whole item is the agent spec
+        name = name.strip()
+        if not name:
+            raise ValueError(f"--rule-based: item {item!r} names no agent; expected SPEC or SPEC:WEIGHT")
+        if not (math.isfinite(value) and value >= 0):
+            raise ValueError(f"--rule-based: item {item!r} has weight {weight!r}; allowed: a finite number >= 0")
+        if name in out:
+            raise ValueError(f"--rule-based: {name!r} is listed twice")
+        out[name] = value
+    if out and not sum(out.values()) > 0:
+        raise ValueError(f"--rule-based: the weights of {spec!r} sum to 0")
+    labels = [opponent_label(name) for name in out]
+    if len(set(labels)) < len(labels):
+        raise ValueError(f"--rule-based: {list(out)} would log under the same names {labels}")
+    return out
+
+
+def opponent_label(spec: str) -> str:
+    """A name for logs (CSV column, TensorBoard tag): ``policy:/a/b.pt`` -> ``policy_a_b.pt``."""
+    return re.sub(r"[^\w.-]+", "_", spec)
+
+
+def build_agent(spec: str, rules: Rules, num_players: int):
+    """Any agent from its spec; building one (a policy's network) leaves the seeded torch stream alone."""
+    try:
+        with torch.random.fork_rng(devices=[]):
+            return make_agent(spec, rules, num_players, seed=0)
+    except (ValueError, FileNotFoundError) as exc:
+        raise ValueError(f"--rule-based: cannot build the opponent {spec!r}: {exc}") from None
+
+
+class Opponents:
+    """Who sits at the non-learner seats of each table, drawn per match."""
+
+    def __init__(self, args: Args, rules: Rules, rng: np.random.Generator):
+        self.args, self.rng = args, rng
+        weights = parse_opponents(args.rule_based)
+        self.fixed = [(spec, build_agent(spec, rules, args.num_players)) for spec in weights]
+        self.fixed_weights = np.array(list(weights.values()), np.float64) / sum(weights.values())
+        self.snapshots: list[PolicyNet] = []
+        self.advisor = HeuristicAgent(rules, args.num_players) if args.advice else None
+        self.mode = np.full(args.num_envs, -1, np.int64)  # -1 self-play, 0..F-1 fixed agents, F.. snapshots
+        self.learner_seat = np.zeros(args.num_envs, np.int64)
+
+    def draw(self, tables: np.ndarray) -> None:
+        """New opponents (and learner seat) for the matches starting at ``tables``."""
+        u = self.rng.random(len(tables))
+        num_fixed, num_snap = len(self.fixed), len(self.snapshots)
+        fixed_share = self.args.rule_based_share if num_fixed else 0.0
+        snap_share = (1 - self.args.self_play - fixed_share) if num_snap else 0.0
+        mode = np.full(len(tables), -1)
+        fixed = (u >= self.args.self_play) & (u < self.args.self_play + fixed_share)
+        snap = (u >= self.args.self_play + fixed_share) & (u < self.args.self_play + fixed_share + snap_share)
+        mode[fixed] = self.rng.choice(num_fixed, fixed.sum(), p=self.fixed_weights) if num_fixed else -1
+        mode[snap] = num_fixed + self.rng.integers(0, max(num_snap, 1), snap.sum())
+        self.mode[tables] = mode
+        self.learner_seat[tables] = self.rng.integers(0, self.args.num_players, len(tables))
+
+    def learner_rows(self, player: np.ndarray) -> np.ndarray:
+        """Tables where the seat to act is played by the network being trained."""
+        return (self.mode < 0) | (player == self.learner_seat)
+
+    def act(self, obs: np.ndarray, mask: np.ndarray, rows: np.ndarray, actions: np.ndarray) -> None:
+        """Fill ``actions`` for the opponent ``rows``."""
+        num_fixed = len(self.fixed)
+        for m in np.unique(self.mode[rows]):
+            sel = rows[self.mode[rows] == m]
+            if m < num_fixed:
+                actions[sel] = self.fixed[m][1].act_batch(obs[sel], mask[sel])
+            else:
+                advice = self.advisor.act_batch(obs[sel], mask[sel]) if self.advisor else None
+                actions[sel] = self.snapshots[m - num_fixed].act(obs[sel], mask[sel], greedy=False, advice=advice)
+
+    def add_snapshot(self, net: PolicyNet) -> None:
+        """Freeze a copy of ``net`` into the pool, dropping the oldest beyond ``pool_size``."""
+        snap = PolicyNet(net.obs_dim, net.num_actions, 1.0 / net.inv_scale.numpy(), net.hidden, net.advice)
+        snap.load_state_dict(net.state_dict())
+        snap.eval()
+        self.snapshots.append(snap)
+        if len(self.snapshots) > self.args.pool_size:
+            self.snapshots.pop(0)
+            self.mode[self.mode >= len(self.fixed) + len(self.snapshots)] = -1
+
+
+# -- rollout -------------------------------------------------------------------------------------------
+@dataclass
+class Rollout:
+    """One rollout: every table's decision at every step, shape (num_steps, num_envs, ...)."""
+
+    obs: np.ndarray  # int8 (T, B, obs_dim)
+    action_masks: np.ndarray  # bool (T, B, num_actions)
+    actions: np.ndarray  # int64 (T, B): the learner's or the opponent's move
+    advice: np.ndarray  # int64 (T, B): HeuristicAgent's move (residual policy, learner rows)
+    logprobs: np.ndarray  # float32 (T, B): learner rows
+    values: np.ndarray  # float32 (T, B): learner rows
+    seats: np.ndarray  # int64 (T, B): the seat that acted
+    learner: np.ndarray  # bool (T, B): the network acted (only these decisions are trained on)
+    rewards: np.ndarray  # float32 (T, B, num_players): every seat's reward after the step, shaping included
+    dones: np.ndarray  # bool (T, B): the match ended at this step
+
+    @classmethod
+    def zeros(cls, num_steps: int, num_envs: int, num_players: int, obs_dim: int, num_actions: int) -> Rollout:
+        T, B = num_steps, num_envs
+        return cls(
+            obs=np.zeros((T, B, obs_dim), np.int8), action_masks=np.zeros((T, B, num_actions), np.bool_),
+            actions=np.zeros((T, B), np.int64), advice=np.zeros((T, B), np.int64),
+            logprobs=np.zeros((T, B), np.float32), values=np.zeros((T, B), np.float32),
+            seats=np.zeros((T, B), np.int64), learner=np.zeros((T, B), np.bool_),
+            rewards=np.zeros((T, B, num_players), np.float32), dones=np.zeros((T, B), np.bool_),
+        )
+
+
+def shaping_reward(chips_before: np.ndarray, chips_after: np.ndarray, done: np.ndarray, coef: float) -> np.ndarray:
+    """Chips won at a settled deal minus the other seats' average: zero-sum, dense, and it
+    points the same way as the match result (a finished table has reset: no shaping there)."""
+    delta = chips_after - chips_before
+    n = delta.shape[1]
+    relative = delta - (delta.sum(1, keepdims=True) - delta) / (n - 1)
+    relative[done] = 0.0
+    return coef * relative
+
+
+def rollout(net: PolicyNet, env: VectorThirtyOne, opponents: Opponents, buf: Rollout, turn: Turn,
+            shaping_coef: float) -> tuple[Turn, list[float]]:
+    """Play ``len(buf.obs)`` steps at every table: the network samples the learner seats' moves, the
+    opponents play the others, and whoever starts a new match gets new opponents.
+
+    Returns the next turn and the results of the learner seats whose match ended (for the logs).
+    """
+    obs, mask, player = turn
+    actions = np.zeros(env.num_envs, np.int64)
+    match_rewards: list[float] = []
+    net.eval()
+    for step in range(len(buf.obs)):
+        buf.obs[step], buf.action_masks[step], buf.seats[step] = obs, mask, player
+        learner = opponents.learner_rows(player)
+        buf.learner[step] = learner
+        rows = np.flatnonzero(learner)
+        advice = None
+        if opponents.advisor is not None:
+            buf.advice[step, rows] = opponents.advisor.act_batch(obs[rows], mask[rows])
+            advice = torch.from_numpy(buf.advice[step, rows])
+        with torch.no_grad():
+            action, logprob, _, value = net.get_action_and_value(
+                torch.from_numpy(obs[rows]), torch.from_numpy(mask[rows]), advice=advice)
+        actions[rows] = action.numpy()
+        buf.logprobs[step, rows], buf.values[step, rows] = logprob.numpy(), value.numpy()
+        others = np.flatnonzero(~learner)
+        if others.size:
+            opponents.act(obs, mask, others, actions)
+        buf.actions[step] = actions
+        chips_before = env.chips.astype(np.float32)
+        obs, mask, player, rewards, done = env.step(actions)
+        buf.rewards[step], buf.dones[step] = rewards, done
+        if shaping_coef:
+            buf.rewards[step] += shaping_reward(chips_before, env.chips, done, shaping_coef)
+        if done.any():
+            finished = np.flatnonzero(done)
+            seats = np.where(opponents.mode[finished] < 0, 0, opponents.learner_seat[finished])
+            match_rewards.extend(rewards[finished, seats].tolist())
+            opponents.draw(finished)
+    return (obs, mask, player), match_rewards
+
+
+# -- advantages ------------------------------------------------------------------------------------------
 @njit(cache=True)
 def gae_per_seat(rewards, dones, seats, values, boot, gamma, lam, advantages):
     """GAE along each seat's own decisions. rewards (T, B, n); dones, seats, values (T, B); boot (B, n)."""
@@ -130,85 +354,76 @@ def gae_per_seat(rewards, dones, seats, values, boot, gamma, lam, advantages):
                     acc = 0.0
 
 
-def shaping_reward(chips_before: np.ndarray, chips_after: np.ndarray, done: np.ndarray, coef: float) -> np.ndarray:
-    """Chips won at a settled deal minus the other seats' average: zero-sum, dense, and it
-    points the same way as the match result (a finished table has reset: no shaping there)."""
-    delta = chips_after - chips_before
-    n = delta.shape[1]
-    relative = delta - (delta.sum(1, keepdims=True) - delta) / (n - 1)
-    relative[done] = 0.0
-    return coef * relative
+def advantages_and_returns(net: PolicyNet, env: VectorThirtyOne, buf: Rollout,
+                           args: Args) -> tuple[np.ndarray, np.ndarray]:
+    """GAE per seat, bootstrapped from the value of every seat's current view (a match not over yet)."""
+    num_steps, num_envs = buf.values.shape
+    with torch.no_grad():
+        boot = np.stack([net.get_value(torch.from_numpy(env.observe(np.full(num_envs, p)))).numpy()
+                         for p in range(args.num_players)], axis=1)
+    advantages = np.zeros((num_steps, num_envs), np.float32)
+    gae_per_seat(buf.rewards, buf.dones, buf.seats, buf.values, boot, args.gamma, args.gae_lambda, advantages)
+    returns = advantages + buf.values
+    return advantages, returns
 
 
-def parse_weighted(spec: str) -> dict[str, float]:
-    """``"heuristic:3,greedy:1"`` -> {"heuristic": 3.0, "greedy": 1.0} (weight 1 when omitted)."""
-    out: dict[str, float] = {}
-    for item in filter(None, (part.strip() for part in spec.split(","))):
-        name, _, weight = item.partition(":")
-        try:
-            out[name.strip()] = float(weight) if weight else 1.0
-        except ValueError:
-            raise ValueError(f"rule_based: bad weight in {item!r}; expected NAME or NAME:WEIGHT") from None
-    return out
+# -- the PPO update --------------------------------------------------------------------------------------
+def ppo_update(net: PolicyNet, optimizer: optim.Optimizer, buf: Rollout, advantages: np.ndarray,
+               returns: np.ndarray, args: Args, value_only: bool = False) -> dict[str, float]:
+    """Clipped PPO over the learner decisions of one rollout: ``update_epochs`` passes in minibatches.
+
+    ``value_only`` fits the critic alone (after the warm start, the policy waits for a critic that knows the task).
+    Returns the last minibatch's losses and the epochs' clip fraction.
+    """
+    # flatten the batch: the learner decisions only
+    keep = buf.learner.reshape(-1)
+    b_obs = torch.from_numpy(buf.obs.reshape(keep.size, -1)[keep])
+    b_action_masks = torch.from_numpy(buf.action_masks.reshape(keep.size, -1)[keep])
+    b_actions = torch.from_numpy(buf.actions.reshape(-1)[keep])
+    b_advice = torch.from_numpy(buf.advice.reshape(-1)[keep])
+    b_logprobs = torch.from_numpy(buf.logprobs.reshape(-1)[keep])
+    b_advantages = torch.from_numpy(advantages.reshape(-1)[keep])
+    b_returns = torch.from_numpy(returns.reshape(-1)[keep])
+
+    net.train()
+    clipfracs = []
+    for _ in range(args.update_epochs):
+        for mb_inds in torch.randperm(len(b_actions)).tensor_split(args.num_minibatches):
+            _, newlogprob, entropy, newvalue = net.get_action_and_value(
+                b_obs[mb_inds], b_action_masks[mb_inds], b_actions[mb_inds], b_advice[mb_inds] if net.advice else None)
+            logratio = newlogprob - b_logprobs[mb_inds]
+            ratio = logratio.exp()
+            with torch.no_grad():
+                approx_kl = ((ratio - 1) - logratio).mean()
+                clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
+            mb_advantages = b_advantages[mb_inds]
+            mb_advantages = (mb_advantages - mb_advantages.mean()) / (mb_advantages.std() + ADV_EPS)
+
+            pg_loss1 = -mb_advantages * ratio
+            pg_loss2 = -mb_advantages * torch.clamp(ratio, 1 - args.clip_coef, 1 + args.clip_coef)
+            pg_loss = torch.max(pg_loss1, pg_loss2).mean()
+            v_loss = 0.5 * ((newvalue - b_returns[mb_inds]) ** 2).mean()
+            entropy_loss = entropy.mean()
+            loss = pg_loss - args.ent_coef * entropy_loss + args.vf_coef * v_loss
+            if value_only:
+                loss = args.vf_coef * v_loss
+
+            optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
+            optimizer.step()
+    return {"pg_loss": pg_loss.item(), "v_loss": v_loss.item(), "entropy": entropy_loss.item(),
+            "approx_kl": approx_kl.item(), "clipfrac": float(np.mean(clipfracs))}
 
 
-class Opponents:
-    """Who sits at the non-learner seats of each table, drawn per match."""
-
-    def __init__(self, args: Args, rules: Rules, rng: np.random.Generator):
-        self.args, self.rng = args, rng
-        weights = parse_weighted(args.rule_based)
-        self.rule_based = [(name, make_agent(name, rules, args.num_players)) for name in weights]
-        self.rb_weights = np.array(list(weights.values()), np.float64) / sum(weights.values())
-        self.snapshots: list[PolicyNet] = []
-        self.advisor = HeuristicAgent(rules, args.num_players) if args.advice else None
-        self.mode = np.full(args.num_envs, -1)  # -1 self-play, 0..R-1 rule-based, R.. snapshots
-        self.learner_seat = np.zeros(args.num_envs, np.int64)
-
-    def draw(self, tables: np.ndarray) -> None:
-        u = self.rng.random(len(tables))
-        num_rb, num_snap = len(self.rule_based), len(self.snapshots)
-        rb_share = self.args.rule_based_share if num_rb else 0.0
-        snap_share = (1 - self.args.self_play - rb_share) if num_snap else 0.0
-        mode = np.full(len(tables), -1)
-        rb = (u >= self.args.self_play) & (u < self.args.self_play + rb_share)
-        snap = (u >= self.args.self_play + rb_share) & (u < self.args.self_play + rb_share + snap_share)
-        mode[rb] = self.rng.choice(num_rb, rb.sum(), p=self.rb_weights) if num_rb else -1
-        mode[snap] = num_rb + self.rng.integers(0, max(num_snap, 1), snap.sum())
-        self.mode[tables] = mode
-        self.learner_seat[tables] = self.rng.integers(0, self.args.num_players, len(tables))
-
-    def learner_rows(self, player: np.ndarray) -> np.ndarray:
-        return (self.mode < 0) | (player == self.learner_seat)
-
-    def act(self, obs: np.ndarray, mask: np.ndarray, rows: np.ndarray, actions: np.ndarray) -> None:
-        """Fill ``actions`` for the opponent ``rows``."""
-        num_rb = len(self.rule_based)
-        for m in np.unique(self.mode[rows]):
-            sel = rows[self.mode[rows] == m]
-            if m < num_rb:
-                actions[sel] = self.rule_based[m][1].act_batch(obs[sel], mask[sel])
-            else:
-                advice = self.advisor.act_batch(obs[sel], mask[sel]) if self.advisor else None
-                actions[sel] = self.snapshots[m - num_rb].act(obs[sel], mask[sel], greedy=False, advice=advice)
-
-    def add_snapshot(self, net: PolicyNet) -> None:
-        snap = PolicyNet(net.obs_dim, net.num_actions, 1.0 / net.inv_scale.numpy(), net.hidden, net.advice)
-        snap.load_state_dict(net.state_dict())
-        snap.eval()
-        self.snapshots.append(snap)
-        if len(self.snapshots) > self.args.pool_size:
-            self.snapshots.pop(0)
-            self.mode[self.mode >= len(self.rule_based) + len(self.snapshots)] = -1
-
-
+# -- the start: warm start or fine-tuning ------------------------------------------------------------------
 def behaviour_cloning(net: PolicyNet, rules: Rules, args: Args) -> dict[str, float]:
     """Warm start: fit the policy to HeuristicAgent's moves and the value to match results.
 
     A residual policy already starts from those moves (they are its advice): only its value is fitted.
     """
-    teacher = make_agent("heuristic", rules, args.num_players)
-    env = VectorThirtyOne(args.num_envs, args.num_players, rules, seed=args.seed + 7919)
+    teacher = HeuristicAgent(rules, args.num_players)
+    env = VectorThirtyOne(args.num_envs, args.num_players, rules, seed=args.seed + BC_SEED_OFFSET)
     obs, mask, player = env.reset()
     steps, B = max(args.bc_decisions // args.num_envs, 1), args.num_envs
     d_obs = np.zeros((steps, B, env.obs_dim), np.int8)
@@ -227,30 +442,31 @@ def behaviour_cloning(net: PolicyNet, rules: Rules, args: Args) -> dict[str, flo
             results[match_id[b]] = rewards[b]
             match_id[b] = next_id
             next_id += 1
-    target = results[d_match.reshape(-1), d_seat.reshape(-1)]
-    f_obs = torch.from_numpy(d_obs.reshape(steps * B, -1))
-    f_mask = torch.from_numpy(d_mask.reshape(steps * B, -1))
-    f_actions = torch.from_numpy(d_actions.reshape(-1))
-    f_target = torch.from_numpy(np.nan_to_num(target))
-    f_known = torch.from_numpy(~np.isnan(target))
+    target = results[d_match.reshape(-1), d_seat.reshape(-1)]  # NaN: the match had not ended
+    b_obs = torch.from_numpy(d_obs.reshape(steps * B, -1))
+    b_mask = torch.from_numpy(d_mask.reshape(steps * B, -1))
+    b_actions = torch.from_numpy(d_actions.reshape(-1))
+    b_target = torch.from_numpy(np.nan_to_num(target))
+    b_known = torch.from_numpy(~np.isnan(target))
     optimizer = optim.Adam(net.parameters(), lr=args.bc_learning_rate)
     net.train()
     for _ in range(args.bc_epochs):
-        for mb in torch.randperm(len(f_actions)).split(4096):
-            advice = f_actions[mb] if net.advice else None
-            _, logp, _, value = net.get_action_and_value(f_obs[mb], f_mask[mb], f_actions[mb], advice)
-            known = f_known[mb]
-            v_loss = ((value - f_target[mb])[known] ** 2).mean() if known.any() else value.sum() * 0
+        for mb_inds in torch.randperm(len(b_actions)).split(BC_MINIBATCH):
+            advice = b_actions[mb_inds] if net.advice else None
+            _, logp, _, value = net.get_action_and_value(b_obs[mb_inds], b_mask[mb_inds], b_actions[mb_inds], advice)
+            known = b_known[mb_inds]
+            # no ended match in this minibatch: a zero loss that still reaches every parameter
+            v_loss = ((value - b_target[mb_inds])[known] ** 2).mean() if known.any() else value.sum() * 0
             loss = 0.5 * v_loss if net.advice else -logp.mean() + 0.5 * v_loss
             optimizer.zero_grad()
             loss.backward()
             nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
             optimizer.step()
     with torch.no_grad():
-        sample = torch.arange(min(len(f_actions), 20000))
-        advice = f_actions[sample] if net.advice else None
-        logits = net.masked_logits(net.features(f_obs[sample]), f_mask[sample], advice)
-        agreement = (logits.argmax(-1) == f_actions[sample]).float().mean().item()
+        sample = torch.arange(min(len(b_actions), BC_AGREEMENT_SAMPLE))
+        advice = b_actions[sample] if net.advice else None
+        logits = net.masked_logits(net.features(b_obs[sample]), b_mask[sample], advice)
+        agreement = (logits.argmax(-1) == b_actions[sample]).float().mean().item()
     return {"bc/agreement": agreement, "bc/decisions": steps * B}
 
 
@@ -273,38 +489,156 @@ def start_from(net: PolicyNet, args: Args, rules: Rules) -> None:
     net.load_state_dict(source.state_dict())
 
 
-def save_checkpoint(path: Path, payload: dict) -> None:
-    """Write atomically: a killed run never leaves a half-written checkpoint."""
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    torch.save(payload, tmp)
-    os.replace(tmp, path)
-
-
 def evaluate(net: PolicyNet, rules: Rules, args: Args, seed: int) -> dict[str, float]:
+    """Greedy play's win rate against each fixed opponent (fresh ones: the same matches for the same seed)."""
     policy = PolicyAgent(net, rules, args.num_players, greedy=True)
     out = {}
-    for name in parse_weighted(args.rule_based):
-        opponent = make_agent(name, rules, args.num_players)
+    for spec in parse_opponents(args.rule_based):
+        opponent = build_agent(spec, rules, args.num_players)
         t = play_tournament([policy, opponent], rules, args.num_players, args.eval_matches, seed=seed)
-        out[f"eval/win_rate_{name}"] = t.results[0].win_rate
+        out[f"eval/win_rate_{opponent_label(spec)}"] = t.results[0].win_rate
     return out
 
 
+# -- checkpoints -------------------------------------------------------------------------------------------
+@dataclass
+class RunState:
+    """Everything a resume needs to continue exactly; ``save`` writes it as a checkpoint (``last.pt``).
+
+    The checkpoint loads with ``torch.load(path, weights_only=True)`` (tensors and plain data only: numpy
+    arrays are stored as tensors) and is a policy checkpoint for ``agents.policy`` (format, rules, model, ...).
+    """
+
+    args: Args
+    model: dict[str, torch.Tensor]
+    optimizer: dict[str, Any]
+    env: dict[str, np.ndarray]  # VectorThirtyOne.snapshot()
+    snapshots: list[dict[str, torch.Tensor]]  # the opponent pool's frozen policies
+    opponent_mode: np.ndarray
+    learner_seat: np.ndarray
+    numpy_rng: dict[str, Any]  # the bit generator's state
+    torch_rng: torch.Tensor
+    decisions: int
+    updates: int
+    elapsed: float
+
+    @classmethod
+    def capture(cls, args: Args, net: PolicyNet, optimizer: optim.Optimizer, env: VectorThirtyOne,
+                opponents: Opponents, rng: np.random.Generator, decisions: int, updates: int,
+                elapsed: float) -> RunState:
+        """A copy of the live run's state (training on does not change it)."""
+        return cls(
+            args=args, model=copy.deepcopy(net.state_dict()), optimizer=copy.deepcopy(optimizer.state_dict()),
+            env=env.snapshot(), snapshots=[copy.deepcopy(s.state_dict()) for s in opponents.snapshots],
+            opponent_mode=opponents.mode.copy(), learner_seat=opponents.learner_seat.copy(),
+            numpy_rng=copy.deepcopy(rng.bit_generator.state), torch_rng=torch.get_rng_state(),
+            decisions=decisions, updates=updates, elapsed=elapsed,
+        )
+
+    def restore(self, net: PolicyNet, optimizer: optim.Optimizer, env: VectorThirtyOne, opponents: Opponents,
+                rng: np.random.Generator) -> Turn:
+        """Put the run back where it was; returns the tables' current turn."""
+        net.load_state_dict(self.model)
+        optimizer.load_state_dict(self.optimizer)
+        env.restore(self.env)
+        for state in self.snapshots:
+            opponents.add_snapshot(net)
+            opponents.snapshots[-1].load_state_dict(state)
+        opponents.mode, opponents.learner_seat = self.opponent_mode.copy(), self.learner_seat.copy()
+        rng.bit_generator.state = self.numpy_rng
+        torch.set_rng_state(self.torch_rng)
+        return env.obs, env.mask, env.player
+
+    def continued(self, given: Args, path: Path) -> Args:
+        """The saved hyper-parameters, with this invocation's budget, progress bar and folder."""
+        saved = self.args
+        if saved.preset != given.preset or saved.num_players != given.num_players:
+            raise ValueError(f"{path} is a {saved.preset} {saved.num_players}-player run, "
+                             f"not {given.preset} {given.num_players}-player")
+        return dataclasses.replace(saved, minutes=given.minutes, total_decisions=given.total_decisions,
+                                   progress=given.progress, out=given.out)
+
+    def payload(self) -> dict[str, Any]:
+        """The checkpoint dict: the keys ``agents.policy`` reads, then the run state, numpy arrays as tensors."""
+        args = self.args
+        return {
+            "format": CHECKPOINT_FORMAT, "rules": Rules.preset(args.preset).to_dict(),
+            "num_players": args.num_players, "hidden": args.hidden, "advice": args.advice, "model": self.model,
+            "optimizer": self.optimizer, "args": dataclasses.asdict(args),
+            "env": {name: torch.from_numpy(value) for name, value in self.env.items()},
+            "snapshots": self.snapshots,
+            "opponent_mode": torch.from_numpy(self.opponent_mode), "learner_seat": torch.from_numpy(self.learner_seat),
+            "numpy_rng": self.numpy_rng, "torch_rng": self.torch_rng,
+            "decisions": self.decisions, "updates": self.updates, "elapsed": self.elapsed,
+        }
+
+    def save(self, path: Path) -> None:
+        """Write atomically (a temporary file, then a rename): a killed run never leaves a half-written checkpoint."""
+        tmp = path.with_name(path.name + ".tmp")
+        torch.save(self.payload(), tmp)
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path: Path) -> RunState:
+        """Read a checkpoint written by ``save`` (``weights_only=True``: reading it runs no code)."""
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"no checkpoint at {path}")
+        try:
+            ckpt = torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as exc:  # torch raises many kinds for a damaged file
+            raise ValueError(f"checkpoint {path} is corrupt, not a torch file or not weights-only "
+                             f"(a checkpoint of an older version): {str(exc).splitlines()[0]}") from None
+        if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
+            raise ValueError(f"{path} is not a thirtyone-env training checkpoint (format {CHECKPOINT_FORMAT!r})")
+        try:
+            return cls(
+                args=Args(**ckpt["args"]), model=ckpt["model"], optimizer=ckpt["optimizer"],
+                env={name: value.numpy() for name, value in ckpt["env"].items()},
+                snapshots=list(ckpt["snapshots"]),
+                opponent_mode=ckpt["opponent_mode"].numpy().astype(np.int64),
+                learner_seat=ckpt["learner_seat"].numpy().astype(np.int64),
+                numpy_rng=ckpt["numpy_rng"], torch_rng=ckpt["torch_rng"],
+                decisions=int(ckpt["decisions"]), updates=int(ckpt["updates"]), elapsed=float(ckpt["elapsed"]),
+            )
+        except (KeyError, TypeError, AttributeError) as exc:
+            missing = f"bad or missing {exc}"
+            raise ValueError(f"{path} holds no run state to resume (an exported policy?): {missing}") from None
+
+
+# -- training --------------------------------------------------------------------------------------------
+@dataclass
+class Budget:
+    """When to stop (decisions, or wall-clock seconds warm start included) and how far along we are."""
+
+    total_decisions: int
+    seconds: float
+    start: float  # time.perf_counter() when the run's elapsed time was 0
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start
+
+    def fraction(self, decisions: int) -> float:
+        if self.total_decisions:
+            return decisions / self.total_decisions
+        return min(self.elapsed() / self.seconds, 1.0)
+
+    def done(self, decisions: int) -> bool:
+        if self.total_decisions:
+            return decisions >= self.total_decisions
+        return self.elapsed() >= self.seconds
+
+
 def train(args: Args, resume: bool = False) -> Path:
-    """Train (or continue a run from ``out/last.pt``); returns the final checkpoint path."""
+    """Train (or continue the run in ``args.out`` from its ``last.pt``); returns the final checkpoint path."""
+    from tqdm import tqdm
+
     out = Path(args.out)
     last = out / "last.pt"
-    ckpt = None
-    if resume:
-        ckpt = load_checkpoint(last)
-        saved = ckpt["args"]
-        if saved["preset"] != args.preset or saved["num_players"] != args.num_players:
-            raise ValueError(
-                f"{last} is a {saved['preset']} {saved['num_players']}-player run, "
-                f"not {args.preset} {args.num_players}-player"
-            )
-        args = Args(**{**saved, "minutes": args.minutes, "total_decisions": args.total_decisions,
-                       "progress": args.progress, "out": args.out})
+    resumed = RunState.load(last) if resume else None
+    if resumed is not None:
+        args = resumed.continued(args, last)
+    check_args(args)
     rules = Rules.preset(args.preset)
     rules.check_num_players(args.num_players)
     out.mkdir(parents=True, exist_ok=True)
@@ -314,17 +648,17 @@ def train(args: Args, resume: bool = False) -> Path:
 
     env = VectorThirtyOne(args.num_envs, args.num_players, rules, seed=args.seed)
     net = PolicyNet(env.obs_dim, env.num_actions, env.obs_scale, args.hidden, args.advice)
-    optimizer = optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
+    optimizer = optim.Adam(net.parameters(), lr=args.learning_rate, eps=ADAM_EPS)
     opponents = Opponents(args, rules, rng)
     warm_start = args.bc_decisions > 0 and not args.init_from  # a fine-tuned policy needs none
-    if ckpt is None and args.init_from:
+    if resumed is None and args.init_from:
         start_from(net, args, rules)
     decisions, updates, elapsed = 0, 0, 0.0
-    obs, mask, player = env.reset()
+    turn = env.reset()
     opponents.draw(np.arange(args.num_envs))
 
     clock = time.perf_counter()  # the budget includes the warm start
-    if ckpt is None and warm_start:
+    if resumed is None and warm_start:
         bc = behaviour_cloning(net, rules, args)
         elapsed = time.perf_counter() - clock
         if args.advice:
@@ -333,194 +667,52 @@ def train(args: Args, resume: bool = False) -> Path:
         else:
             print(f"warm start: imitated HeuristicAgent on {bc['bc/decisions']:,} decisions, "
                   f"agreement {bc['bc/agreement']:.3f}")
-    if ckpt is not None:
-        net.load_state_dict(ckpt["model"])
-        optimizer.load_state_dict(ckpt["optimizer"])
-        env.restore(ckpt["env"])
-        obs, mask, player = env.obs, env.mask, env.player
-        for state in ckpt["snapshots"]:
-            opponents.add_snapshot(net)
-            opponents.snapshots[-1].load_state_dict(state)
-        opponents.mode, opponents.learner_seat = ckpt["opponent_mode"], ckpt["learner_seat"]
-        rng.bit_generator.state = ckpt["numpy_rng"]
-        torch.set_rng_state(ckpt["torch_rng"])
-        decisions, updates, elapsed = ckpt["decisions"], ckpt["updates"], ckpt["elapsed"]
+    if resumed is not None:
+        turn = resumed.restore(net, optimizer, env, opponents, rng)
+        decisions, updates, elapsed = resumed.decisions, resumed.updates, resumed.elapsed
 
-    def checkpoint() -> None:
-        save_checkpoint(last, {
-            "format": CHECKPOINT_FORMAT, "rules": rules.to_dict(), "num_players": args.num_players,
-            "hidden": args.hidden, "advice": args.advice, "model": net.state_dict(),
-            "optimizer": optimizer.state_dict(),
-            "args": dataclasses.asdict(args), "env": env.snapshot(),
-            "snapshots": [s.state_dict() for s in opponents.snapshots],
-            "opponent_mode": opponents.mode.copy(), "learner_seat": opponents.learner_seat.copy(),
-            "numpy_rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state(),
-            "decisions": decisions, "updates": updates, "elapsed": elapsed,
-        })
-
-    from torch.utils.tensorboard import SummaryWriter
-    from tqdm import tqdm
-
-    writer = SummaryWriter(str(out / "tb"))
-    csv_path = out / "progress.csv"
-    fields = ["decisions", "updates", "minutes", "decisions_per_s", "pg_loss", "v_loss", "entropy", "approx_kl",
-              "clipfrac", "mean_match_reward"] + [f"eval/win_rate_{n}" for n in parse_weighted(args.rule_based)]
-    new_csv = not (resume and csv_path.exists())
-    if not new_csv:  # drop rows logged after the checkpoint we continue from
-        with open(csv_path, newline="") as f:
-            kept = [row for row in csv.DictReader(f) if int(row["updates"]) <= updates]
-        with open(csv_path, "w", newline="") as f:
-            rewrite = csv.DictWriter(f, fieldnames=fields)
-            rewrite.writeheader()
-            rewrite.writerows(kept)
-    csv_file = open(csv_path, "a" if not new_csv else "w", newline="")
-    log = csv.DictWriter(csv_file, fieldnames=fields)
-    if new_csv:
-        log.writeheader()
-
-    T, B, n = args.num_steps, args.num_envs, args.num_players
-    b_obs = np.zeros((T, B, env.obs_dim), np.int8)
-    b_mask = np.zeros((T, B, env.num_actions), np.bool_)
-    b_actions = np.zeros((T, B), np.int64)
-    b_advice = np.zeros((T, B), np.int64)
-    b_logp = np.zeros((T, B), np.float32)
-    b_values = np.zeros((T, B), np.float32)
-    b_seats = np.zeros((T, B), np.int64)
-    b_learner = np.zeros((T, B), np.bool_)
-    b_rewards = np.zeros((T, B, n), np.float32)
-    b_dones = np.zeros((T, B), np.bool_)
-    actions = np.zeros(B, np.int64)
-
-    budget_s = args.minutes * 60
-    last_eval = elapsed - args.eval_every_minutes * 60 * 0.5
+    eval_keys = [f"eval/win_rate_{opponent_label(spec)}" for spec in parse_opponents(args.rule_based)]
+    logger = Logger(out, eval_keys, resume_at=(updates, decisions) if resumed is not None else None)
+    buf = Rollout.zeros(args.num_steps, args.num_envs, args.num_players, env.obs_dim, env.num_actions)
+    batch_decisions = args.num_steps * args.num_envs
+    shaping_coef = args.deal_shaping / rules.start_chips * SHAPING_MATCH_LIVES
+    last_eval = elapsed - args.eval_every_minutes * 60 * 0.5  # the first evaluation after half an interval
     last_ckpt = elapsed
     latest_eval: dict[str, float] = {}
-    match_rewards: list[float] = []
-    bar = tqdm(total=args.total_decisions or int(budget_s), disable=not args.progress, mininterval=2.0,
-               unit="dec" if args.total_decisions else "s", initial=decisions if args.total_decisions else int(elapsed))
-    start = time.perf_counter() - elapsed
+    by_decisions = bool(args.total_decisions)  # the bar counts decisions, else seconds
+    bar = tqdm(total=args.total_decisions or int(args.minutes * 60), disable=not args.progress, mininterval=2.0,
+               unit="dec" if by_decisions else "s", initial=decisions if by_decisions else int(elapsed))
+    budget = Budget(args.total_decisions, args.minutes * 60, start=time.perf_counter() - elapsed)
 
-    def done_training() -> bool:
-        if args.total_decisions:
-            return decisions >= args.total_decisions
-        return time.perf_counter() - start >= budget_s
+    with logger, bar:
+        while not budget.done(decisions):
+            t0 = time.perf_counter()
+            optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - LR_DECAY * budget.fraction(decisions))
+            turn, match_rewards = rollout(net, env, opponents, buf, turn, shaping_coef)
+            decisions += batch_decisions
+            advantages, returns = advantages_and_returns(net, env, buf, args)
+            stats = ppo_update(net, optimizer, buf, advantages, returns, args,
+                               value_only=updates < args.value_warmup_updates and warm_start)
+            updates += 1
+            if updates % args.snapshot_every == 0:
+                opponents.add_snapshot(net)
 
-    while not done_training():
-        t0 = time.perf_counter()
-        if args.total_decisions:
-            frac = decisions / args.total_decisions
-        else:
-            frac = min((time.perf_counter() - start) / budget_s, 1.0)
-        optimizer.param_groups[0]["lr"] = args.learning_rate * (1.0 - 0.9 * frac)
-
-        # rollout
-        net.eval()
-        for t in range(T):
-            b_obs[t], b_mask[t], b_seats[t] = obs, mask, player
-            learner = opponents.learner_rows(player)
-            b_learner[t] = learner
-            rows = np.flatnonzero(learner)
-            advice = None
-            if opponents.advisor is not None:
-                b_advice[t, rows] = opponents.advisor.act_batch(obs[rows], mask[rows])
-                advice = torch.from_numpy(b_advice[t, rows])
-            with torch.no_grad():
-                a, logp, _, value = net.get_action_and_value(torch.from_numpy(obs[rows]), torch.from_numpy(mask[rows]),
-                                                             advice=advice)
-            actions[rows] = a.numpy()
-            b_logp[t, rows], b_values[t, rows] = logp.numpy(), value.numpy()
-            others = np.flatnonzero(~learner)
-            if others.size:
-                opponents.act(obs, mask, others, actions)
-            b_actions[t] = actions
-            chips_before = env.raw_state()[:, S_CHIPS : S_CHIPS + n].astype(np.float32)
-            obs, mask, player, rewards, done = env.step(actions)
-            b_rewards[t], b_dones[t] = rewards, done
-            if args.deal_shaping:
-                b_rewards[t] += shaping_reward(chips_before, env.raw_state()[:, S_CHIPS : S_CHIPS + n],
-                                               done, args.deal_shaping / rules.start_chips * 3)
-            if done.any():
-                finished = np.flatnonzero(done)
-                seats = np.where(opponents.mode[finished] < 0, 0, opponents.learner_seat[finished])
-                match_rewards.extend(rewards[finished, seats].tolist())
-                opponents.draw(finished)
-        decisions += T * B
-
-        # bootstrap value of every seat's current view if not done
-        with torch.no_grad():
-            boot = np.stack([net.get_value(torch.from_numpy(env.observe(np.full(B, p)))).numpy()
-                             for p in range(n)], axis=1)
-        advantages = np.zeros((T, B), np.float32)
-        gae_per_seat(b_rewards, b_dones, b_seats, b_values, boot, args.gamma, args.gae_lambda, advantages)
-        returns = advantages + b_values
-
-        # flatten the learner decisions
-        keep = b_learner.reshape(-1)
-        f_obs = torch.from_numpy(b_obs.reshape(T * B, -1)[keep])
-        f_mask = torch.from_numpy(b_mask.reshape(T * B, -1)[keep])
-        f_actions = torch.from_numpy(b_actions.reshape(-1)[keep])
-        f_advice = torch.from_numpy(b_advice.reshape(-1)[keep])
-        f_logp = torch.from_numpy(b_logp.reshape(-1)[keep])
-        f_adv = torch.from_numpy(advantages.reshape(-1)[keep])
-        f_returns = torch.from_numpy(returns.reshape(-1)[keep])
-
-        # optimize policy and value
-        net.train()
-        clipfracs = []
-        for _ in range(args.update_epochs):
-            for mb in torch.randperm(len(f_actions)).tensor_split(args.num_minibatches):
-                _, new_logp, entropy, new_value = net.get_action_and_value(
-                    f_obs[mb], f_mask[mb], f_actions[mb], f_advice[mb] if net.advice else None)
-                logratio = new_logp - f_logp[mb]
-                ratio = logratio.exp()
-                with torch.no_grad():
-                    approx_kl = ((ratio - 1) - logratio).mean()
-                    clipfracs.append(((ratio - 1.0).abs() > args.clip_coef).float().mean().item())
-                mb_adv = f_adv[mb]
-                mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
-                pg_loss = torch.max(-mb_adv * ratio,
-                                    -mb_adv * torch.clamp(ratio, 1 - args.clip_coef, 1 + args.clip_coef)).mean()
-                v_loss = 0.5 * ((new_value - f_returns[mb]) ** 2).mean()
-                entropy_loss = entropy.mean()
-                loss = pg_loss - args.ent_coef * entropy_loss + args.vf_coef * v_loss
-                if updates < args.value_warmup_updates and warm_start:
-                    loss = args.vf_coef * v_loss
-                optimizer.zero_grad()
-                loss.backward()
-                nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
-                optimizer.step()
-        updates += 1
-        if updates % args.snapshot_every == 0:
-            opponents.add_snapshot(net)
-
-        # log
-        now = time.perf_counter()
-        elapsed = now - start
-        row = {
-            "decisions": decisions, "updates": updates, "minutes": round(elapsed / 60, 3),
-            "decisions_per_s": round(T * B / (now - t0)), "pg_loss": pg_loss.item(), "v_loss": v_loss.item(),
-            "entropy": entropy_loss.item(), "approx_kl": approx_kl.item(), "clipfrac": float(np.mean(clipfracs)),
-            "mean_match_reward": float(np.mean(match_rewards)) if match_rewards else 0.0,
-        }
-        match_rewards.clear()
-        if elapsed - last_eval >= args.eval_every_minutes * 60 or done_training():
-            latest_eval = evaluate(net, rules, args, seed=10_000 + updates)
-            row.update(latest_eval)
-            last_eval = elapsed
-        for key, value in row.items():
-            writer.add_scalar(key if "/" in key else f"train/{key}", value, decisions)
-        log.writerow(row)
-        csv_file.flush()
-        bar.set_postfix({"dec/s": row["decisions_per_s"],
-                         **{k.removeprefix("eval/win_rate_"): f"{v:.2f}" for k, v in latest_eval.items()}},
-                        refresh=False)
-        bar.update(T * B if args.total_decisions else int(elapsed) - bar.n)
-        if elapsed - last_ckpt >= args.checkpoint_minutes * 60:
-            checkpoint()
-            last_ckpt = elapsed
-
-    checkpoint()
-    bar.close()
-    writer.close()
-    csv_file.close()
+            now = time.perf_counter()
+            elapsed = now - budget.start
+            row = {"decisions": decisions, "updates": updates, "minutes": round(elapsed / 60, 3),
+                   "decisions_per_s": round(batch_decisions / (now - t0)), **stats,
+                   "mean_match_reward": float(np.mean(match_rewards)) if match_rewards else 0.0}
+            if elapsed - last_eval >= args.eval_every_minutes * 60 or budget.done(decisions):
+                latest_eval = evaluate(net, rules, args, seed=EVAL_SEED_OFFSET + updates)
+                row.update(latest_eval)
+                last_eval = elapsed
+            logger.log(row, decisions)
+            bar.set_postfix({"dec/s": row["decisions_per_s"],
+                             **{k.removeprefix("eval/win_rate_"): f"{v:.2f}" for k, v in latest_eval.items()}},
+                            refresh=False)
+            bar.update(batch_decisions if by_decisions else int(elapsed) - bar.n)
+            if elapsed - last_ckpt >= args.checkpoint_minutes * 60:
+                RunState.capture(args, net, optimizer, env, opponents, rng, decisions, updates, elapsed).save(last)
+                last_ckpt = elapsed
+        RunState.capture(args, net, optimizer, env, opponents, rng, decisions, updates, elapsed).save(last)
     return last
