@@ -134,8 +134,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="random, greedy, heuristic, policy:PATH, pretrained[:PRESET_NP]")
     ev.add_argument("--preset", default="scat", choices=Rules.preset_names())
     ev.add_argument("--players", type=_players, default=2)
-    ev.add_argument("--matches", type=int, default=2000)
-    ev.add_argument("--seed", type=int, default=0)
+    ev.add_argument("--matches", type=_positive_int, default=2000)
+    ev.add_argument("--seed", type=_int, default=0, help="match k deals from stream k of this seed (paired seeds)")
     ev.add_argument("--mode", choices=["rotate", "one-vs-rest"], default=None,
                     help="seating (default: one-vs-rest for two agents at a bigger table, else rotate)")
     ev.add_argument("--plot", default=None, help="write the ratings PNG here")
@@ -146,20 +146,22 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--opponents", default="heuristic",
                     help="random, greedy, heuristic or pretrained (pretrained falls back to heuristic "
                          "where no policy ships)")
-    pl.add_argument("--seat", type=int, default=0)
-    pl.add_argument("--seed", type=int, default=None)
+    pl.add_argument("--seat", type=_int, default=0)
+    pl.add_argument("--seed", type=_int, default=None)
     return parser
 
 
 def head_to_head(policy, rules: Rules, num_players: int, matches: int, seed: int = 0) -> str:
     """One row per rule-based opponent: the policy against a table of them."""
-    from train.evaluate import make_agent, play_tournament
+    from agents import make
+    from thirtyone_env.evaluation import tournament
+    from train.evaluate import add_ratings
 
     lines = []
     for k, name in enumerate(EVAL_OPPONENTS):
-        opponent = make_agent(name, rules, num_players, seed=seed)
-        t = play_tournament([policy, opponent], rules, num_players, matches, seed=seed + k,
-                            names=["policy", name])
+        opponent = make(name, rules, num_players, seed=seed)
+        t = add_ratings(tournament([policy, opponent], rules, num_players, matches, seed=seed + k,
+                                   names=["policy", name]))
         lines.append(t.table() if not lines else "\n".join(t.table().splitlines()[2:]))
     return "\n".join(lines)
 
@@ -190,14 +192,15 @@ def cmd_train(ns: argparse.Namespace) -> int:
 
 
 def cmd_eval(ns: argparse.Namespace) -> int:
-    from train.evaluate import make_agent, play_tournament, plot_ratings
+    from agents import make
+    from thirtyone_env.evaluation import tournament
+    from train.evaluate import add_ratings, plot_ratings
 
     rules = Rules.preset(ns.preset)
     rules.check_num_players(ns.players)
-    if ns.matches < 1:
-        raise ValueError(f"--matches must be >= 1, got {ns.matches}")
-    agent_list = [make_agent(spec, rules, ns.players, seed=ns.seed + i) for i, spec in enumerate(ns.agents)]
-    t = play_tournament(agent_list, rules, ns.players, ns.matches, seed=ns.seed, mode=ns.mode, names=ns.agents)
+    agent_list = [make(spec, rules, ns.players, seed=ns.seed + i) for i, spec in enumerate(ns.agents)]
+    t = add_ratings(tournament(agent_list, rules, ns.players, ns.matches, seed=ns.seed, seating=ns.mode or "auto",
+                               names=ns.agents))
     print(t.table())
     if ns.plot:
         print(f"ratings plot: {plot_ratings(t, ns.plot)}")
@@ -222,12 +225,12 @@ def deal_outcome(before: dict[str, dict], after: dict[str, dict], unit: str) -> 
 def cmd_play(ns: argparse.Namespace) -> int:
     import numpy as np
 
+    from agents import make
     from agents.human import HumanAgent
     from agents.policy import PolicyAgent
     from thirtyone_env import encoding, thirtyone_v0
+    from thirtyone_env.actions import action_name
     from thirtyone_env.cards import card_str
-    from thirtyone_env.render import action_name
-    from train.evaluate import make_agent
 
     rules = Rules.preset(ns.preset)
     rules.check_num_players(ns.players)
@@ -237,7 +240,7 @@ def cmd_play(ns: argparse.Namespace) -> int:
         print(f"(no pretrained policy for {ns.preset} with {ns.players} players; playing heuristic bots; "
               f"shipped: {', '.join(PolicyAgent.available())})")
         ns.opponents = "heuristic"
-    bots = {seat: make_agent(ns.opponents, rules, ns.players, seed=seat) for seat in range(ns.players)}
+    bots = {seat: make(ns.opponents, rules, ns.players, seed=seat) for seat in range(ns.players)}
     human = HumanAgent(rules, ns.players)
     env = thirtyone_v0.env(num_players=ns.players, rules=rules)
     env.reset(seed=ns.seed)

@@ -30,11 +30,12 @@ import torch
 from numba import njit
 from torch import nn, optim
 
+from agents import make as make_agent
 from agents.heuristic import HeuristicAgent
 from agents.policy import CHECKPOINT_FORMAT, PolicyAgent, PolicyNet, load_checkpoint, net_from_checkpoint
+from thirtyone_env.evaluation import tournament
 from thirtyone_env.rules import Rules
 from thirtyone_env.vector import VectorThirtyOne
-from train.evaluate import make_agent, play_tournament  # make_agent: the one place agents are built from specs
 from train.logger import Logger
 
 SHAPING_MATCH_LIVES = 3  # deal shaping per life, scaled as if a match lasted 3 lives: the same weight in every preset
@@ -495,7 +496,7 @@ def evaluate(net: PolicyNet, rules: Rules, args: Args, seed: int) -> dict[str, f
     out = {}
     for spec in parse_opponents(args.rule_based):
         opponent = build_agent(spec, rules, args.num_players)
-        t = play_tournament([policy, opponent], rules, args.num_players, args.eval_matches, seed=seed)
+        t = tournament([policy, opponent], rules, args.num_players, args.eval_matches, seed=seed)
         out[f"eval/win_rate_{opponent_label(spec)}"] = t.results[0].win_rate
     return out
 
