@@ -14,8 +14,8 @@ with the new table as the rollout policy.
 
     python scripts/derive_knock_thresholds.py --samples 60000 --rounds 2
 
-Reads and writes private arrays of ``VectorThirtyOne`` (``_states``, ``_rngs``) and
-calls the engine's batch step directly: cloning tables is not part of the public API.
+Positions are cloned with ``Tables.take`` (state, RNG and decks), so both branches of a
+sample see the same stock.
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ import numpy as np
 from agents import heuristic as H
 from agents.heuristic import HeuristicAgent, knock_table
 from thirtyone_env import encoding as E
-from thirtyone_env import engine as G
+from thirtyone_env.actions import KNOCK
+from thirtyone_env.engine import Tables
 from thirtyone_env.rules import Rules
 from thirtyone_env.vector import VectorThirtyOne
 
@@ -38,57 +39,48 @@ HEURISTIC_PY = Path(__file__).resolve().parents[1] / "agents" / "heuristic.py"
 
 
 def collect(rules: Rules, k: int, agent: HeuristicAgent, samples: int, vmin2: int, seed: int, envs: int):
-    """Engine states (and their observations) where the seat to act may knock with >= vmin."""
+    """Positions (copies of tables) where the seat to act may knock with >= vmin, with their observations."""
     vec = VectorThirtyOne(envs, num_players=k, rules=rules, seed=seed, episode="deal")
     off = encoding_offsets(rules, k)
     obs, mask, player = vec.reset()
-    states, rngs, rows, masks, seats = [], [], [], [], []
+    positions, rows, masks, seats = [], [], [], []
     got = 0
     rng = np.random.default_rng(seed)
     while got < samples:
-        pick = mask[:, G.KNOCK] & (obs[:, off[E.HAND_VALUE]] >= vmin2) & (rng.random(envs) < 0.5)
+        pick = mask[:, KNOCK] & (obs[:, off[E.HAND_VALUE]] >= vmin2) & (rng.random(envs) < 0.5)
         idx = np.flatnonzero(pick)
         if idx.size:
-            states.append(vec._states[idx].copy())
-            rngs.append(vec._rngs[idx].copy())
+            positions.append(vec.take(idx))
             rows.append(obs[idx].copy())
             masks.append(mask[idx].copy())
             seats.append(player[idx].copy())
             got += idx.size
         obs, mask, player, _, _ = vec.step(agent.act_batch(obs, mask))
-    cat = [np.concatenate(x)[:samples] for x in (states, rngs, rows, masks, seats)]
-    return cat
+    return Tables.stack(positions), *(np.concatenate(x) for x in (rows, masks, seats))
 
 
 def encoding_offsets(rules: Rules, k: int) -> np.ndarray:
     return E.offsets(rules.deck_size, k)
 
 
-def rollout(rules: Rules, k: int, agent: HeuristicAgent, states, rngs, first, seats) -> np.ndarray:
-    """Play each cloned table from ``first`` action to the end of the deal; the seat's relative result."""
-    m = states.shape[0]
-    vec = VectorThirtyOne(m, num_players=k, rules=rules, seed=0, episode="deal")
-    vec._states[:] = states
-    vec._rngs[:] = rngs
-    result = np.zeros(m, np.float64)
-    open_ = np.ones(m, bool)
-    actions = first.astype(np.int64)
-    step = lambda a: G._step_batch(  # noqa: E731 - the first forced action skips the mask check
-        vec._states, vec._rngs, vec._decks, vec._params, a, vec._obs_offsets,
-        vec.obs, vec.mask, vec.player, vec.rewards, vec.done,
-    )
-    step(actions)
+def rollout(agent: HeuristicAgent, positions: Tables, first: np.ndarray, seats: np.ndarray) -> np.ndarray:
+    """Play a copy of each position from ``first`` action to the end of the deal; the seat's relative result."""
+    vec = positions.take(np.arange(positions.num_tables))
+    k = vec.num_players
+    result = np.zeros(vec.num_tables, np.float64)
+    open_ = np.ones(vec.num_tables, bool)
+    obs, mask, _, rewards, done = vec.step(first.astype(np.int64))
     while True:
-        finished = np.flatnonzero(vec.done & open_)
+        finished = np.flatnonzero(done & open_)
         if finished.size:
-            r = vec.rewards[finished].astype(np.float64)
+            r = rewards[finished].astype(np.float64)
             mine = r[np.arange(finished.size), seats[finished]]
             others = (r.sum(axis=1) - mine) / (k - 1)
             result[finished] = mine - others
             open_[finished] = False
         if not open_.any():
             return result
-        obs, mask, _, _, _ = vec.step(agent.act_batch(vec.obs, vec.mask))
+        obs, mask, _, rewards, done = vec.step(agent.act_batch(obs, mask))
 
 
 def pav(means: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -136,19 +128,17 @@ def thresholds(turns: np.ndarray, values: np.ndarray, adv: np.ndarray, vmin2: in
 def derive(name: str, k: int, samples: int, base: np.ndarray, vmin2: int, seed: int, envs: int) -> list[int]:
     rules = Rules.preset(name)
     agent = HeuristicAgent(rules, k, table=base)
-    states, rngs, rows, masks, seats = collect(rules, k, agent, samples, vmin2, seed, envs)
+    positions, rows, masks, seats = collect(rules, k, agent, samples, vmin2, seed, envs)
     off = encoding_offsets(rules, k)
     no_knock = masks.copy()
-    no_knock[:, G.KNOCK] = False
+    no_knock[:, KNOCK] = False
     other = agent.act_batch(rows, no_knock)
-    knock = np.full(len(states), G.KNOCK, np.int64)
-    adv = np.zeros(len(states))
-    for lo in range(0, len(states), envs):
-        hi = min(lo + envs, len(states))
-        sl = slice(lo, hi)
-        r_knock = rollout(rules, k, agent, states[sl], rngs[sl], knock[sl], seats[sl])
-        r_other = rollout(rules, k, agent, states[sl], rngs[sl], other[sl], seats[sl])
-        adv[sl] = r_knock - r_other
+    knock = np.full(len(rows), KNOCK, np.int64)
+    adv = np.zeros(len(rows))
+    for lo in range(0, len(rows), envs):
+        sl = np.arange(lo, min(lo + envs, len(rows)))
+        chunk = positions.take(sl)
+        adv[sl] = rollout(agent, chunk, knock[sl], seats[sl]) - rollout(agent, chunk, other[sl], seats[sl])
     return thresholds(rows[:, off[E.TURNS]].astype(np.int64), rows[:, off[E.HAND_VALUE]].astype(np.int64),
                       adv, vmin2)
 

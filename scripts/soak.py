@@ -15,7 +15,7 @@ import time
 import numba
 import numpy as np
 
-from thirtyone_env import engine as G
+from thirtyone_env.engine import OUT, Tables
 from thirtyone_env.rules import Rules
 from thirtyone_env.thirtyone_v0 import raw_env
 from thirtyone_env.vector import VectorThirtyOne
@@ -31,34 +31,21 @@ def decision_bound(rules: Rules, n: int, episode: str) -> int:
     return deals * 2 * rules.max_turns
 
 
-def check_states(states: np.ndarray, rules: Rules, n: int, mask: np.ndarray) -> None:
+def check_states(tables: Tables) -> None:
     """Every card once (hands + stock + discard), chips + pot conserved, a legal action to take."""
-    b, d = states.shape[0], rules.deck_size
-    hands = states[:, G.S_HANDS : G.S_HANDS + 4 * G.MAXP]
-    stock = states[:, G.S_STOCK : G.S_STOCK + G.MAXD]
-    discard = states[:, G.S_DISCARD : G.S_DISCARD + G.MAXD]
-    slots = np.arange(G.MAXD)
-    cards = np.concatenate(
-        [
-            np.where(hands >= 0, hands, -1),
-            np.where(slots < states[:, G.S_STOCK_N, None], stock, -1),
-            np.where(slots < states[:, G.S_DISCARD_N, None], discard, -1),
-        ],
-        axis=1,
-    )
-    table = np.broadcast_to(np.arange(b)[:, None], cards.shape)
-    ok = cards >= 0
-    counts = np.bincount(table[ok] * G.MAXD + cards[ok], minlength=b * G.MAXD).reshape(b, G.MAXD)
+    rules, n, d = tables.rules, tables.num_players, tables.rules.deck_size
+    counts = tables.card_counts()
     bad = np.flatnonzero((counts[:, :d] != 1).any(axis=1) | (counts[:, d:] != 0).any(axis=1))
     if len(bad):
         raise AssertionError(f"cards lost or doubled at table {bad[0]}: counts {counts[bad[0], :d].tolist()}")
-    total = states[:, G.S_CHIPS : G.S_CHIPS + n].sum(axis=1) + states[:, G.S_POT]
+    total = tables.chips.sum(axis=1) + tables.pot
     if (total != rules.start_chips * n).any():
         raise AssertionError(f"chips + pot not conserved: {total.tolist()}")
-    if not mask.any(axis=1).all():
+    live = tables.finished == 0
+    if not tables.mask[live].any(axis=1).all():
         raise AssertionError("a table has no legal action")
-    current = states[:, G.S_CURRENT]
-    if (states[np.arange(b), G.S_STATUS + current] == G.OUT).any():
+    current = tables.current_player.astype(np.int64)
+    if (tables.status[np.arange(tables.num_tables), current][live] == OUT).any():
         raise AssertionError("a seat that is out is asked to act")
 
 
@@ -81,7 +68,7 @@ def soak_vector(name: str, n: int, episode: str, target: int, num_envs: int, see
     age = np.zeros(num_envs, np.int64)
     finished = 0
     while finished < target:
-        check_states(vec.raw_state(), rules, n, mask)
+        check_states(vec)
         if obs.min() < 0:
             raise AssertionError("negative observation entry")
         scores = np.where(mask, rng.random(mask.shape), -1.0)
@@ -101,10 +88,10 @@ def soak_pettingzoo(name: str, n: int, episode: str, seed: int, rng) -> None:
     env.reset(seed=seed)
     bound = decision_bound(env.rules, n, episode)
     for _ in range(bound):
-        if env._state[G.S_DONE]:
+        if env.table.finished[0]:
             break
-        check_states(env._state[None], env.rules, n, env._mask[None].astype(bool))
-        env.step(int(rng.choice(np.flatnonzero(env._mask))))
+        check_states(env.table)
+        env.step(int(rng.choice(np.flatnonzero(env.table.mask[0]))))
     else:
         raise AssertionError(f"{name} n={n}: no end within {bound} decisions")
     final = np.array([[env.rewards[a] for a in env.possible_agents]])

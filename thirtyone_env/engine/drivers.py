@@ -10,10 +10,25 @@ from __future__ import annotations
 import types
 from typing import NamedTuple
 
+import numpy as np
 from numba import njit, prange
 
 from thirtyone_env.engine.deal import _reset
-from thirtyone_env.engine.layout import S_CURRENT, S_DONE, S_EPISODE_DEAL, S_NUM_PLAYERS, S_QLEN, S_QPOS
+from thirtyone_env.engine.layout import (
+    MAXD,
+    S_CURRENT,
+    S_DISCARD,
+    S_DISCARD_N,
+    S_DONE,
+    S_EPISODE_DEAL,
+    S_HAND_N,
+    S_HANDS,
+    S_NUM_PLAYERS,
+    S_QLEN,
+    S_QPOS,
+    S_STOCK,
+    S_STOCK_N,
+)
 from thirtyone_env.engine.observe import _global_state, _observe
 from thirtyone_env.engine.turn import _forfeit, _legal_mask, _step
 from thirtyone_env.jit import INLINE, JIT
@@ -78,6 +93,21 @@ def _count_illegal(actions, masks, rows):
         if a < 0 or a >= masks.shape[1] or not masks[b, a]:
             bad += 1
     return bad
+
+
+@njit(**JIT)
+def _card_counts(states, deck_size):
+    out = np.zeros((states.shape[0], MAXD), np.int64)
+    for b in range(states.shape[0]):
+        s = states[b]
+        for seat in range(s[S_NUM_PLAYERS]):
+            for i in range(s[S_HAND_N + seat]):
+                out[b, s[S_HANDS + 4 * seat + i]] += 1
+        for i in range(s[S_STOCK_N]):
+            out[b, s[S_STOCK + i]] += 1
+        for i in range(s[S_DISCARD_N]):
+            out[b, s[S_DISCARD + i]] += 1
+    return out
 
 
 # -- many tables: written once, compiled parallel and serial -----------------------------------

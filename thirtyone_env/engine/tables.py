@@ -374,6 +374,34 @@ class Tables:
             out.obs[:] = self.observe(self.current_player.astype(np.int64))[rows]
         return out
 
+    @classmethod
+    def stack(cls, parts: Sequence[Tables]) -> Tables:
+        """One ``Tables`` holding every table of ``parts`` (same rules, players and options), in order."""
+        if not parts:
+            raise ValueError("stack needs at least one Tables")
+        first = parts[0]
+        for p in parts[1:]:
+            if (p.rules, p.num_players, p.episode, p._observe) != (first.rules, first.num_players, first.episode,
+                                                                    first._observe):
+                raise ValueError("stack: every part must have the same rules, players, episode and observe")
+        out = cls(sum(p.num_tables for p in parts), first.num_players, first.rules, seed=0, episode=first.episode,
+                  observe=first._observe, illegal_action=first.illegal_action, autoreset=first.autoreset)
+        q = max(p._decks.shape[1] for p in parts)
+        out._decks = np.full((out.num_tables, q, MAXD), -1, np.int16)
+        at = 0
+        for p in parts:
+            rows = slice(at, at + p.num_tables)
+            for name in ("_states", "_rngs", "mask", "player", "obs"):
+                getattr(out, name)[rows] = getattr(p, name)
+            out._decks[rows, : p._decks.shape[1]] = p._decks
+            at += p.num_tables
+        return out
+
+    def card_counts(self) -> np.ndarray:
+        """How often each card id lies in a hand, the stock or the discard pile, per table
+        (int [num_tables, 52]): 1 for every card of the deck and 0 beyond it, or cards were lost."""
+        return D._card_counts(self._states, self.rules.deck_size)
+
     # -- one table, as plain data -------------------------------------------------------------
     def hand(self, i: int, seat: int) -> list[int]:
         """Card ids in ``seat``'s hand at table ``i`` (hidden information: for tests, people, critics)."""
