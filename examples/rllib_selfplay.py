@@ -152,12 +152,11 @@ def main(argv: list[str] | None = None) -> None:
         print("saved to", algo.save_to_path(args.checkpoint))
     if args.eval_matches:
         from agents import RandomAgent
-        from agents.base import tournament
+        from thirtyone_env.evaluation import tournament
 
         learner = RLlibAgent(algo.get_module(MODULE_ID), rules, args.players)
-        result = tournament([learner, RandomAgent(rules, args.players, seed=args.seed)],
-                            [0] + [1] * (args.players - 1), args.eval_matches, rules, seed=args.seed + 1,
-                            num_envs=min(args.eval_matches, 256))
+        result = tournament([learner, RandomAgent(rules, args.players, seed=args.seed)], rules, args.players,
+                            args.eval_matches, seed=args.seed + 1, seating=[0] + [1] * (args.players - 1))
         low, high = result.interval(0)
         print(f"win rate vs RandomAgent: {result.win_rate(0):.3f} (95% CI {low:.3f}-{high:.3f}, "
               f"fair share {1 / args.players:.3f})")

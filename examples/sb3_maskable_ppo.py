@@ -7,7 +7,7 @@ The learner plays ``SingleAgentEnv`` (a random seat each match, the other seats
 played by ``--opponent``); masking comes from ``SingleAgentEnv.action_masks``.
 The evaluation seats the trained policy against ``RandomAgent`` and
 ``HeuristicAgent`` in every seat rotation on the batched engine
-(``agents.base.tournament``) and prints the learner's match win rate with a 95% interval.
+(``thirtyone_env.evaluation.tournament``) and prints the learner's match win rate with a 95% interval.
 """
 
 from __future__ import annotations
@@ -15,14 +15,15 @@ from __future__ import annotations
 import argparse
 import ast
 import dataclasses
-import importlib
 import inspect
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
+from agents import make as make_agent
 from thirtyone_env import encoding
+from thirtyone_env.evaluation import tournament
 from thirtyone_env.rules import Rules
 from thirtyone_env.wrappers import SingleAgentEnv
 
@@ -73,12 +74,6 @@ def parse_args(argv: list[str] | None = None) -> Args:
     if args.opponent not in OPPONENTS:
         parser.error(f"--opponent {args.opponent!r}: allowed {sorted(OPPONENTS)}")
     return args
-
-
-def make_agent(name: str, rules: Rules, num_players: int, seed: int | None = None):
-    """An agent of the ``agents`` package by short name (``random``, ``greedy``, ``heuristic``)."""
-    cls = getattr(importlib.import_module("agents"), OPPONENTS[name])
-    return cls(rules, num_players, seed=seed)
 
 
 class SB3Agent:
@@ -138,12 +133,10 @@ def train(args: Args):
 
 def win_rate(model, opponent: str, rules: Rules, num_players: int, matches: int, seed: int) -> tuple:
     """(win rate, 95% interval) of the model in one seat against ``opponent`` in the others."""
-    from agents.base import tournament
-
     learner = SB3Agent(model, rules, num_players)
     others = make_agent(opponent, rules, num_players, seed=seed)
-    result = tournament([learner, others], [0] + [1] * (num_players - 1), matches, rules, seed=seed,
-                        num_envs=min(matches, 256))
+    result = tournament([learner, others], rules, num_players, matches, seed=seed,
+                        seating=[0] + [1] * (num_players - 1))
     return result.win_rate(0), result.interval(0)
 
 
