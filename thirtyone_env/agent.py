@@ -9,6 +9,7 @@ is also found through its ``thirtyone_env.agents`` entry point.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from importlib.metadata import entry_points
 from typing import Any, Protocol, runtime_checkable
@@ -53,3 +54,30 @@ def make_agent(spec: str | Any, rules: str | Rules, num_players: int, seed: int 
     if _maker is None:
         raise ValueError(f"cannot build agent {spec!r}: no agent maker is registered (import agents)")
     return _maker(spec, Rules.resolve(rules), num_players, seed=seed)
+
+
+def parse_mix(text: str, what: str = "opponents") -> dict[str, float]:
+    """``"heuristic:3,policy:/runs/a:b/last.pt:2"`` -> ``{"heuristic": 3.0, "policy:/runs/a:b/last.pt": 2.0}``.
+
+    Comma-separated ``SPEC[:WEIGHT]``: the weight is the text after the last colon only when it
+    is a number, so paths with colons (``policy:C:\\runs\\x.pt``) need none; without one the
+    weight is 1. ``what`` names the setting in error messages.
+    """
+    out: dict[str, float] = {}
+    for item in filter(None, (part.strip() for part in str(text).split(","))):
+        name, colon, weight = item.rpartition(":")
+        try:
+            name, value = (name, float(weight)) if colon else (item, 1.0)
+        except ValueError:
+            name, value = item, 1.0  # no numeric weight: the whole item is the agent spec
+        name = name.strip()
+        if not name:
+            raise ValueError(f"{what}: item {item!r} names no agent; expected SPEC or SPEC:WEIGHT")
+        if not (math.isfinite(value) and value >= 0):
+            raise ValueError(f"{what}: item {item!r} has weight {weight!r}; allowed: a finite number >= 0")
+        if name in out:
+            raise ValueError(f"{what}: {name!r} is listed twice")
+        out[name] = value
+    if out and not sum(out.values()) > 0:
+        raise ValueError(f"{what}: the weights of {text!r} sum to 0")
+    return out

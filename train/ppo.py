@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import math
 import os
 import re
 import time
@@ -33,6 +32,7 @@ from torch import nn, optim
 from agents import make as make_agent
 from agents.heuristic import HeuristicAgent
 from agents.policy import CHECKPOINT_FORMAT, PolicyAgent, PolicyNet, load_checkpoint, net_from_checkpoint
+from thirtyone_env.agent import parse_mix
 from thirtyone_env.evaluation import tournament
 from thirtyone_env.rules import Rules
 from thirtyone_env.vector import VectorThirtyOne
@@ -153,28 +153,9 @@ def flag(name: str) -> str:
 
 # -- the opponents ---------------------------------------------------------------------------------------
 def parse_opponents(spec: str) -> dict[str, float]:
-    """``"heuristic:3,policy:/runs/a:b/last.pt:2"`` -> {"heuristic": 3.0, "policy:/runs/a:b/last.pt": 2.0}.
-
-    The weight is the text after the last colon only when it is a number, so paths with colons
-    (``policy:C:\\runs\\x.pt``) need none; without one the weight is 1.
-    """
-    out: dict[str, float] = {}
-    for item in filter(None, (part.strip() for part in spec.split(","))):
-        name, colon, weight = item.rpartition(":")
-        try:
-            name, value = (name, float(weight)) if colon else (item, 1.0)
-        except ValueError:
-            name, value = item, 1.0  # no numeric weight: the whole item is the agent spec
-        name = name.strip()
-        if not name:
-            raise ValueError(f"--rule-based: item {item!r} names no agent; expected SPEC or SPEC:WEIGHT")
-        if not (math.isfinite(value) and value >= 0):
-            raise ValueError(f"--rule-based: item {item!r} has weight {weight!r}; allowed: a finite number >= 0")
-        if name in out:
-            raise ValueError(f"--rule-based: {name!r} is listed twice")
-        out[name] = value
-    if out and not sum(out.values()) > 0:
-        raise ValueError(f"--rule-based: the weights of {spec!r} sum to 0")
+    """``--rule-based``: comma-separated ``SPEC[:WEIGHT]`` (``thirtyone_env.agent.parse_mix``), each logged
+    under its own name."""
+    out = parse_mix(spec, "--rule-based")
     labels = [opponent_label(name) for name in out]
     if len(set(labels)) < len(labels):
         raise ValueError(f"--rule-based: {list(out)} would log under the same names {labels}")
