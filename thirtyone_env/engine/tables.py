@@ -237,6 +237,7 @@ class Tables:
         other tables report no reward and not done). The returned arrays are reused by the
         next call: copy what you keep.
         """
+        given = actions
         actions = self._check_shape(actions)
         if rows is None:
             rows = self._all
@@ -245,7 +246,7 @@ class Tables:
             self.rewards[:] = 0
             self.done[:] = False
         if self.illegal_action == "raise":
-            self._check_legal(actions, rows)
+            self.check_actions(given, rows)
         self._drivers.step(
             self._states, self._rngs, self._decks, self._params, rows, actions, self.autoreset,
             self._obs_offsets, self.obs, self.mask, self.player, self.rewards, self.done, self._scratch,
@@ -288,11 +289,13 @@ class Tables:
             raise ValueError(f"actions must be integers, got dtype {actions.dtype}")
         return actions.astype(np.int64, copy=False)  # a huge uint64 wraps negative: still illegal
 
-    def _check_legal(self, actions: np.ndarray, rows: np.ndarray) -> None:
-        if not D._count_illegal(actions, self.mask, rows):
+    def check_actions(self, actions: np.ndarray, rows: np.ndarray | None = None) -> None:
+        """Raise ``ValueError`` naming every table in ``rows`` whose action is not legal (up to five)."""
+        shown = np.asarray(actions)
+        rows = self._all if rows is None else np.asarray(rows, np.int64)
+        if not D._count_illegal(self._check_shape(actions), self.mask, rows):
             return
         # the slow path, only to explain: the caller's values, a huge uint64 by its own value
-        shown = np.asarray(actions)
         bad = [int(b) for b in rows if not self.is_legal(int(b), int(shown[b]))]
         details = "; ".join(
             f"table {b}: action {int(shown[b])}, legal {np.flatnonzero(self.mask[b]).tolist()} "
