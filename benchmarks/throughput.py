@@ -73,6 +73,8 @@ def _sample_row(row) -> int:
     count = 0
     for a in range(row.shape[0]):
         count += row[a]
+    if count == 0:  # a finished episode waiting for its reset: any action is ignored
+        return 0
     k = np.random.randint(count)
     for a in range(row.shape[0]):
         if row[a]:

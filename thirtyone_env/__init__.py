@@ -20,7 +20,8 @@ ENV_ID = "ThirtyOne-v0"
 
 def _register_with_gymnasium(gymnasium) -> None:
     if ENV_ID not in gymnasium.registry:
-        gymnasium.register(ENV_ID, entry_point="thirtyone_env.wrappers:SingleAgentEnv")
+        gymnasium.register(ENV_ID, entry_point="thirtyone_env.wrappers:SingleAgentEnv",
+                           vector_entry_point="thirtyone_env.gym_vector:ThirtyOneVectorEnv")
 
 
 if "gymnasium" in sys.modules:

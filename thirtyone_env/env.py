@@ -128,9 +128,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo naming)
             self._was_dead_step(action)
             return
         # an illegal action raises ValueError naming the legal ids, or forfeits with "penalize"
-        if not self.table.is_legal(0, action) and self.table.illegal_action == "raise":
-            raise ValueError(self.table.illegal_message(0, action, agent))
-        step_rewards = self.table.step_at(0, action)
+        step_rewards = self.table.step_at(0, action, agent)
         self._cumulative_rewards[agent] = 0.0
         for i, a in enumerate(self.possible_agents):
             self.rewards[a] = float(step_rewards[i])

@@ -29,13 +29,12 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import BaseWrapper
 
-from thirtyone_env import encoding
+from thirtyone_env import ENV_ID, encoding  # noqa: F401 (ENV_ID: re-exported)
 from thirtyone_env.agent import Agent, make_agent
 from thirtyone_env.env import raw_env
 from thirtyone_env.render import render_table
 from thirtyone_env.rules import Rules
 
-ENV_ID = "ThirtyOne-v0"
 DEFAULT_OPPONENT = "heuristic"  # the strongest rule-based player, agents.HeuristicAgent
 
 
@@ -218,6 +217,3 @@ class ScaledObservationWrapper(BaseWrapper):
             "action_mask": raw["action_mask"].astype(np.float32),
         }
 
-
-if ENV_ID not in gymnasium.registry:
-    gymnasium.register(ENV_ID, entry_point="thirtyone_env.wrappers:SingleAgentEnv")

@@ -150,7 +150,6 @@ class Tables:
         self._observe = bool(observe)
         self._obs_offsets = self._offsets if self._observe else self._offsets[:0]
         self.parallel = self.num_tables >= self.PARALLEL_FROM if parallel is None else bool(parallel)
-        self._drivers = D.PARALLEL if self.parallel else D.SERIAL
         self._all = np.arange(self.num_tables)
 
         n = self.num_tables
@@ -179,6 +178,10 @@ class Tables:
         self.pot = _read_only(s[:, S_POT])
         self.stock_size = _read_only(s[:, S_STOCK_N])
         self.decisions = _read_only(s[:, S_DECISIONS])  # decisions taken this episode
+
+    def _drivers(self, rows: np.ndarray) -> D.Drivers:
+        """Threads pay off only for enough rows (a partial step of a few tables runs serially)."""
+        return D.PARALLEL if self.parallel and len(rows) >= self.PARALLEL_FROM else D.SERIAL
 
     @property
     def total_chips(self) -> int:
@@ -219,7 +222,7 @@ class Tables:
             if stacked.shape[0] != self._decks.shape[1]:
                 self._decks = np.full((self.num_tables, stacked.shape[0], MAXD), -1, np.int16)
             self._decks[rows] = stacked
-        self._drivers.reset(
+        self._drivers(rows).reset(
             self._states, self._rngs, self._decks, self._params, self.num_players, self._episode_deal,
             check_dealer(dealer, self.num_players), rows, self._obs_offsets, self.obs, self.mask, self.player,
             self.done, self._scratch,
@@ -245,19 +248,22 @@ class Tables:
             rows = np.asarray(rows, np.int64)
             self.rewards[:] = 0
             self.done[:] = False
-        if self.illegal_action == "raise":
-            self.check_actions(given, rows)
-        self._drivers.step(
+        if self.illegal_action == "raise" and D._count_illegal(actions, self.mask, rows):
+            self.check_actions(given, rows)  # raises, naming the tables
+        self._drivers(rows).step(
             self._states, self._rngs, self._decks, self._params, rows, actions, self.autoreset,
             self._obs_offsets, self.obs, self.mask, self.player, self.rewards, self.done, self._scratch,
         )
         return self.obs, self.mask, self.player, self.rewards, self.done
 
-    def step_at(self, i: int, action: int) -> np.ndarray:
-        """Step table ``i`` alone (no batch overhead); returns its rewards for this step (float64)."""
+    def step_at(self, i: int, action: int, who: str | None = None) -> np.ndarray:
+        """Step table ``i`` alone (no batch overhead); returns its rewards for this step (float64).
+
+        ``who`` names the seat in the error an illegal action raises (``"raise"``).
+        """
         legal = self.is_legal(i, action)
         if not legal and self.illegal_action == "raise":
-            raise ValueError(self.illegal_message(i, action))
+            raise ValueError(self.illegal_message(i, action, who))
         self.done[i] = D._step_at(
             self._states, self._rngs, self._decks, self._params, i, int(action) if legal else -1, self.autoreset,
             self._obs_offsets, self.obs, self.mask, self._step_rewards, self._scratch,
@@ -314,7 +320,7 @@ class Tables:
             raise ValueError(f"seats must be {self.num_tables} seat numbers in 0..{self.num_players - 1}")
         out = np.zeros((self.num_tables, self.obs_dim), np.int8)
         rows = self._all if rows is None else np.asarray(rows, np.int64)
-        self._drivers.observe(self._states, self._params, rows, seats, self._offsets, out)
+        self._drivers(rows).observe(self._states, self._params, rows, seats, self._offsets, out)
         return out
 
     def observe_at(self, i: int, seat: int, out: np.ndarray | None = None) -> np.ndarray:
@@ -331,7 +337,7 @@ class Tables:
         """The full state of every table (all hands, the stock, whose turn, seat 0's view), int8."""
         out = np.zeros((self.num_tables, self.state_dim), np.int8)
         rows = self._all if rows is None else np.asarray(rows, np.int64)
-        self._drivers.global_state(self._states, self._params, rows, self._offsets, out)
+        self._drivers(rows).global_state(self._states, self._params, rows, self._offsets, out)
         return out
 
     # -- copies -----------------------------------------------------------------------------

@@ -1,0 +1,328 @@
+"""``ThirtyOneVectorEnv``: the batched engine as a Gymnasium vector env, one learner seat per table.
+
+| Make | ``gymnasium.make_vec("ThirtyOne-v0", num_envs=N, vectorization_mode="vector_entry_point")`` |
+|---|---|
+| Actions | ``MultiDiscrete([4 + deck size] * N)``, the action ids of ``thirtyone_v0`` |
+| Observation | ``Box(0, 1, (N, obs_dim), float32)`` scaled like ``SingleAgentEnv``; ``observation="dict"``: |
+| | ``{"observations": ..., "action_mask": ...}`` (RLlib's action-masking module) |
+| Legal actions | ``action_masks()`` -> bool ``[N, A]`` and ``info["action_mask"]`` |
+| Reward | the learner seat's ``thirtyone_v0`` reward |
+| Autoreset | ``metadata["autoreset_mode"]``: ``NEXT_STEP`` (default) or ``SAME_STEP`` |
+
+One ``step`` is every table's learner action followed by the other seats' actions, played in
+batch by ``act_batch`` agents, until each learner is to act again or its episode ends: the
+``SingleAgentEnv`` semantics on ``N`` tables at engine speed. A one-table vector env gives the
+same episodes as ``SingleAgentEnv`` with the same seed and opponents.
+
+- ``opponents``: an agent spec (``"heuristic"``, ``"greedy"``, ``"random"``, ``"pretrained"``,
+  ``"policy:PATH"``), a mix with weights (``"heuristic:3,greedy:1"``: each table draws one
+  entry per match for all its other seats), an agent object, or a list of ``num_players - 1``
+  specs/objects, one per other seat in seat order (skipping the learner's). Default ``heuristic``.
+- ``seat``: the learner's seat, an int or ``"random"`` (drawn per match).
+- ``episode``: ``"match"`` or ``"deal"``; ``illegal_action``: ``"raise"`` (``ValueError`` naming the
+  table and the legal ids; nothing changes) or ``"penalize"`` (the match ends with -1 for the learner).
+- ``reset(seed=s)`` seeds table ``i`` with stream ``i`` of ``s``, the seat draws and the opponents
+  (``seed(int)`` method or ``rng`` attribute), so a run replays exactly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+from numba import njit, prange
+
+from thirtyone_env.agent import make_agent, parse_mix
+from thirtyone_env.engine import Tables
+from thirtyone_env.jit import JIT
+from thirtyone_env.render import render_table
+from thirtyone_env.rules import Rules
+
+DEFAULT_OPPONENT = "heuristic"  # the strongest rule-based player, agents.HeuristicAgent
+AUTORESET_MODES = {"next_step": AutoresetMode.NEXT_STEP, "same_step": AutoresetMode.SAME_STEP}
+OBSERVATIONS = ("flat", "dict")
+
+
+@njit(parallel=True, **JIT)
+def _scale_rows(obs, scale, out):
+    """float32 observations in [0, 1]: ``obs / scale`` (a division, as ``SingleAgentEnv``: exactly 1.0 at the top)."""
+    for b in prange(obs.shape[0]):
+        for j in range(obs.shape[1]):
+            out[b, j] = np.float32(obs[b, j]) / scale[j]
+
+
+def reseed(agent: Any, seed: int) -> None:
+    """Reseed an agent through ``seed(int)`` if it has one, else a ``rng`` Generator attribute."""
+    if callable(getattr(agent, "seed", None)):
+        agent.seed(seed)
+    elif isinstance(getattr(agent, "rng", None), np.random.Generator):
+        agent.rng = np.random.default_rng(seed)
+
+
+def opponent_slots(opponents: Any, rules: Rules, num_players: int) -> tuple[list[list[Any]], np.ndarray]:
+    """Opponent groups (each: one agent per other seat) and their draw weights.
+
+    A spec builds one agent per seat only for ``random`` (each seat its own random stream,
+    as ``SingleAgentEnv``); deterministic agents are built once and shared by the seats.
+    """
+    n_opp = num_players - 1
+
+    def build(spec: Any) -> list[Any]:
+        if isinstance(spec, str) and spec.partition(":")[0] == "random":
+            return [make_agent(spec, rules, num_players) for _ in range(n_opp)]
+        return [make_agent(spec, rules, num_players)] * n_opp
+
+    if opponents is None:
+        opponents = DEFAULT_OPPONENT
+    if isinstance(opponents, (list, tuple)):
+        if len(opponents) != n_opp:
+            raise ValueError(f"opponents: expected {n_opp} agents (one per other seat), got {len(opponents)}")
+        return [[make_agent(o, rules, num_players) for o in opponents]], np.ones(1)
+    if isinstance(opponents, dict):
+        mix = {str(k): float(v) for k, v in opponents.items()}
+    elif isinstance(opponents, str):
+        mix = parse_mix(opponents, "opponents")
+    else:
+        return [build(opponents)], np.ones(1)
+    if not mix or not sum(mix.values()) > 0:
+        raise ValueError(f"opponents: {opponents!r} names no agent with a positive weight")
+    weights = np.array(list(mix.values()), np.float64)
+    return [build(spec) for spec in mix], weights / weights.sum()
+
+
+class ThirtyOneVectorEnv(VectorEnv):
+    """``num_envs`` tables, the learner at one seat of each, the others played by agents (module docstring)."""
+
+    metadata = {"render_modes": ["ansi"], "autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        rules: str | Rules = "scat",
+        num_players: int = 2,
+        opponents: Any = None,
+        seat: int | str = "random",
+        episode: str = "match",
+        illegal_action: str = "raise",
+        autoreset_mode: str | AutoresetMode = "next_step",
+        observation: str = "flat",
+        render_mode: str | None = None,
+        max_episode_steps: int | None = None,
+        preset: str | None = None,
+    ):
+        rules = Rules.resolve(preset if preset is not None else rules)
+        self.tables = Tables(num_envs, num_players, rules, seed=None, episode=episode, observe=True,
+                             illegal_action=illegal_action, autoreset=False)
+        self.rules, self.num_envs, self.num_players = rules, int(num_envs), int(num_players)
+        mode = autoreset_mode.value.lower().replace("step", "_step") if isinstance(autoreset_mode, AutoresetMode) \
+            else autoreset_mode
+        if mode not in AUTORESET_MODES:
+            raise ValueError(f"autoreset_mode={autoreset_mode!r} is invalid; allowed: {list(AUTORESET_MODES)}")
+        self.autoreset_mode = AUTORESET_MODES[mode]
+        self.metadata = {**type(self).metadata, "autoreset_mode": self.autoreset_mode}
+        if observation not in OBSERVATIONS:
+            raise ValueError(f"observation={observation!r} is invalid; allowed: {list(OBSERVATIONS)}")
+        self.observation_mode = observation
+        if render_mode not in (None, *self.metadata["render_modes"]):
+            raise ValueError(f"render_mode={render_mode!r} is invalid; allowed: {self.metadata['render_modes']}")
+        self.render_mode = render_mode
+        if seat != "random" and not (isinstance(seat, (int, np.integer)) and 0 <= seat < num_players):
+            raise ValueError(f"seat={seat!r} is invalid; allowed: 'random' or a seat 0..{num_players - 1}")
+        self._seat_choice = seat
+        if max_episode_steps is not None and (not isinstance(max_episode_steps, (int, np.integer))
+                                              or max_episode_steps < 1):
+            raise ValueError(f"max_episode_steps={max_episode_steps!r} is invalid; allowed: None or an int >= 1")
+        self.max_episode_steps = max_episode_steps
+        self._groups, self._group_weights = opponent_slots(opponents, rules, num_players)
+        self.opponents = self._groups[0] if len(self._groups) == 1 else self._groups
+        distinct = {id(a): a for group in self._groups for a in group}
+        self._single = next(iter(distinct.values())) if len(distinct) == 1 else None
+
+        obs_dim, num_actions = self.tables.obs_dim, rules.num_actions
+        box = spaces.Box(0.0, 1.0, (obs_dim,), np.float32)
+        if observation == "dict":
+            self.single_observation_space = spaces.Dict(
+                {"observations": box, "action_mask": spaces.Box(0.0, 1.0, (num_actions,), np.float32)})
+        else:
+            self.single_observation_space = box
+        self.single_action_space = spaces.Discrete(num_actions)
+        self.observation_space = gymnasium.vector.utils.batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = gymnasium.vector.utils.batch_space(self.single_action_space, self.num_envs)
+        self.obs_scale = self.tables.obs_scale
+
+        n = self.num_envs
+        self.seat = np.zeros(n, np.int64) if seat == "random" else np.full(n, int(seat), np.int64)
+        self._group = np.zeros(n, np.int64)
+        self._slot = np.zeros((n, num_players), np.int64)  # seat -> opponent slot (seat order skipping the learner)
+        self._steps = np.zeros(n, np.int64)
+        self._autoreset = np.zeros(n, np.bool_)
+        self._final = np.zeros((n, obs_dim), np.int8)
+        self._rewards = np.zeros(n, np.float64)
+        self._np_random = None
+
+    # -- gymnasium API ---------------------------------------------------------------------
+    def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
+        """New episodes on every table (or ``options["reset_mask"]``'s). ``seed`` replays exactly."""
+        if isinstance(seed, (list, tuple)):
+            seed = seed[0]
+        if seed is not None:
+            self._np_random, self._np_random_seed = gymnasium.utils.seeding.np_random(seed)
+            distinct = {id(a): a for group in self._groups for a in group}
+            for i, agent in enumerate(distinct.values()):
+                reseed(agent, seed + 1 + i)
+        elif self._np_random is None:
+            self._np_random, self._np_random_seed = gymnasium.utils.seeding.np_random()
+        rows = np.arange(self.num_envs)
+        if options and "reset_mask" in options:
+            rows = np.flatnonzero(np.asarray(options["reset_mask"], np.bool_))
+        self._start(rows, seed)
+        self._autoreset[rows] = False
+        return self._observation(), self._info()
+
+    def step(self, actions: Any):
+        actions = np.asarray(actions)
+        if actions.shape != (self.num_envs,):
+            raise ValueError(f"actions must have shape ({self.num_envs},), got {actions.shape}")
+        t = self.tables
+        self._rewards[:] = 0.0
+        terminated = np.zeros(self.num_envs, np.bool_)
+        truncated = np.zeros(self.num_envs, np.bool_)
+        resetting = np.flatnonzero(self._autoreset)
+        active = np.flatnonzero(~self._autoreset)
+        if t.illegal_action == "raise":
+            t.check_actions(actions, active)  # before anything changes
+        if resetting.size:  # NEXT_STEP: their action is ignored, the new episode's first observation returned
+            self._start(resetting)
+            self._autoreset[resetting] = False
+        t.step(actions, rows=active)
+        self._rewards[active] += t.rewards[active, self.seat[active]]
+        finished = [active[t.done[active]]]
+        self._play_opponents(active[~t.done[active]], finished)
+        terminated[np.concatenate(finished)] = True
+        self._steps[active] += 1
+        if self.max_episode_steps is not None:
+            over = active[(self._steps[active] >= self.max_episode_steps) & ~terminated[active]]
+            truncated[over] = True
+        ended = np.flatnonzero(terminated | truncated)
+        if ended.size:
+            self._final[ended] = t.observe(self.seat, rows=ended)[ended]
+        info = self._info()
+        if self.autoreset_mode == AutoresetMode.SAME_STEP and ended.size:
+            final_obs = self._scaled(self._final[ended])
+            final_info = self._info()
+            self._start(ended)
+            info = self._info()
+            info["final_obs"] = np.empty(self.num_envs, dtype=object)
+            info["_final_obs"] = np.zeros(self.num_envs, np.bool_)
+            for k, b in enumerate(ended):
+                info["final_obs"][b] = self._as_obs(final_obs[k], final_info["action_mask"][b])
+            info["_final_obs"][ended] = True
+            info["final_info"] = final_info
+            info["_final_info"] = info["_final_obs"].copy()
+        else:
+            self._autoreset[ended] = True
+        obs = self._observation(final=ended if self.autoreset_mode == AutoresetMode.NEXT_STEP else None)
+        return obs, self._rewards.copy(), terminated, truncated, info
+
+    def action_masks(self) -> np.ndarray:
+        """Legal actions of every table's learner now, bool ``[N, A]`` (all False for a finished episode)."""
+        mask = self.tables.mask.copy()
+        mask[self._autoreset] = False
+        return mask
+
+    def render(self) -> tuple[str, ...] | None:
+        if self.render_mode is None:
+            return None
+        return tuple(render_table(self.tables.view(i, int(self.seat[i]))) for i in range(self.num_envs))
+
+    def close_extras(self, **kwargs: Any) -> None:
+        pass
+
+    # -- internals ---------------------------------------------------------------------------
+    def _start(self, rows: np.ndarray, seed: int | None = None) -> None:
+        """New episodes at ``rows``: seats and opponents drawn, opponents play until the learner is to act."""
+        t = self.tables
+        rows = pending = np.asarray(rows, np.int64)
+        if seed is not None:
+            t.seed(seed, rows)
+        if self._seat_choice == "random":
+            self.seat[rows] = self._np_random.integers(self.num_players, size=rows.size)
+        if len(self._groups) > 1:
+            self._group[rows] = self._np_random.choice(len(self._groups), rows.size, p=self._group_weights)
+        rel = (np.arange(self.num_players)[None, :] - self.seat[rows, None]) % self.num_players
+        self._slot[rows] = rel - 1  # the learner's own entry (-1) is never used
+        self._steps[rows] = 0
+        while pending.size:
+            t.reset(rows=pending)
+            # an episode the opponents end before the learner's first move is dealt again
+            ended = [pending[:0]]
+            self._play_opponents(pending, ended)
+            pending = np.concatenate(ended)
+        self._rewards[rows] = 0.0  # what happened before the learner's first move is not its reward
+
+    def _play_opponents(self, rows: np.ndarray, finished: list[np.ndarray]) -> None:
+        """Other seats act at ``rows`` until each learner is to act or its episode ends (appended to ``finished``)."""
+        t = self.tables
+        pending = rows[t.player[rows] != self.seat[rows]]
+        actions = np.zeros(self.num_envs, np.int64)
+        while pending.size:
+            self._opponent_actions(pending, actions)
+            t.step(actions, rows=pending)
+            self._rewards[pending] += t.rewards[pending, self.seat[pending]]
+            done = t.done[pending]
+            if done.any():
+                finished.append(pending[done])
+                pending = pending[~done]
+            pending = pending[t.player[pending] != self.seat[pending]]
+
+    def _opponent_actions(self, rows: np.ndarray, actions: np.ndarray) -> None:
+        """Each opponent agent answers, in one batch, every row where it is to act."""
+        t = self.tables
+        if self._single is not None:  # one agent in every other seat: no grouping needed
+            actions[rows] = self._single.act_batch(t.obs[rows], t.mask[rows])
+            return
+        slot = self._slot[rows, t.player[rows]]
+        group = self._group[rows]
+        for g, agents in enumerate(self._groups):
+            for agent in {id(a): a for a in agents}.values():
+                slots = [k for k, a in enumerate(agents) if a is agent]
+                sel = rows[(group == g) & np.isin(slot, slots)]
+                if sel.size:
+                    actions[sel] = agent.act_batch(t.obs[sel], t.mask[sel])
+
+    def _scaled(self, obs: np.ndarray) -> np.ndarray:
+        out = np.empty(obs.shape, np.float32)
+        _scale_rows(obs, self.obs_scale, out)
+        return out
+
+    def _observation(self, final: np.ndarray | None = None):
+        """A fresh float32 batch (scaled straight into new memory: no copy to make)."""
+        obs = self._scaled(self.tables.obs)
+        if final is not None and final.size:
+            obs[final] = self._scaled(self._final[final])
+        if self.observation_mode == "dict":
+            return {"observations": obs, "action_mask": self.action_masks().astype(np.float32)}
+        return obs
+
+    def _as_obs(self, row: np.ndarray, mask: np.ndarray):
+        if self.observation_mode == "dict":
+            return {"observations": row, "action_mask": mask.astype(np.float32)}
+        return row
+
+    def _info(self) -> dict[str, Any]:
+        t = self.tables
+        rows = np.arange(self.num_envs)
+        info = {
+            "action_mask": self.action_masks(),
+            "seat": self.seat.copy(),
+            "deal": t.deal.astype(np.int64),
+            "turn": t.turn.astype(np.int64),
+            "chips": t.chips[rows, self.seat].astype(np.int64),
+            "in_play": (t.status[rows, self.seat] != 0).astype(np.int64),
+        }
+        ones = np.ones(self.num_envs, np.bool_)
+        info.update({f"_{key}": ones for key in list(info)})
+        return info
