@@ -94,3 +94,15 @@ def all_cards(tables, i: int = 0) -> list[int]:
     for seat in range(tables.num_players):
         cards += tables.hand(i, seat)
     return sorted(cards + tables.stock(i) + tables.discard_pile(i))
+
+
+def last_end(env: raw_env) -> str:
+    """How the last settled deal ended: ``"none"``, ``"blitz"`` or ``"showdown"``."""
+    return env.table.view(0).last_end
+
+
+def same_snapshot(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
+    """Two ``Tables.snapshot()`` results hold the same tables (state, RNGs, decks, last outputs)."""
+    return a.keys() == b.keys() and all(
+        a[k].shape == b[k].shape and a[k].dtype == b[k].dtype and np.array_equal(a[k], b[k]) for k in a
+    )

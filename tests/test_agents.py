@@ -8,11 +8,13 @@ import sys
 import numpy as np
 import pytest
 
+import agents
 from agents import GreedyAgent, HeuristicAgent, HumanAgent, RandomAgent, tournament
 from thirtyone_env import encoding as E
-from thirtyone_env import thirtyone_v0
+from thirtyone_env import evaluation, thirtyone_v0
+from thirtyone_env.actions import DISCARD0, DRAW_DISCARD, DRAW_STOCK, KNOCK, PASS
+from thirtyone_env.agent import Agent, make_agent
 from thirtyone_env.cards import parse_cards
-from thirtyone_env.engine import DISCARD0, DRAW_DISCARD, DRAW_STOCK, KNOCK, PASS
 from thirtyone_env.rules import Rules
 from thirtyone_env.vector import VectorThirtyOne
 
@@ -125,13 +127,14 @@ def test_greedy_passes_in_the_russian_final_round_only_with_a_good_hand():
 # -- Heuristic --------------------------------------------------------------------------
 def test_heuristic_beats_greedy_heads_up_and_at_a_four_player_table():
     rules = "scat"
-    two = tournament([HeuristicAgent(rules, 2), GreedyAgent(rules, 2)], [0, 1], 400, rules=rules, seed=11)
+    two = tournament([HeuristicAgent(rules, 2), GreedyAgent(rules, 2)], rules, 2, 400, seed=11, seating=[0, 1])
     assert two.win_rate(0) > 0.56, two.win_rate(0)
     four = tournament(
-        [HeuristicAgent(rules, 4), GreedyAgent(rules, 4)], [0, 0, 1, 1], 300, rules=rules, seed=12
+        [HeuristicAgent(rules, 4), GreedyAgent(rules, 4)], rules, 4, 300, seed=12, seating=[0, 0, 1, 1]
     )
     assert four.win_rate(0) > 0.53, four.win_rate(0)
-    assert two.wins.sum() == pytest.approx(400) and four.wins.sum() == pytest.approx(300)
+    assert sum(r.wins for r in two.results) == pytest.approx(400)
+    assert sum(r.wins for r in four.results) == pytest.approx(300)
 
 
 def test_heuristic_keeps_the_suit_whose_high_cards_are_live():
@@ -233,3 +236,42 @@ def test_human_throws_by_name_number_or_card_and_sees_the_knock():
     printed, io = _scripted(["2"])
     legal = np.flatnonzero(env.observe("player_1")["action_mask"])
     assert HumanAgent("scat", 2, **io).act(env.observe("player_1")) == legal[1]
+
+
+# -- one protocol, one maker -------------------------------------------------------------
+def test_agents_follow_the_one_protocol_and_the_package_reexports_the_one_tournament():
+    for agent in (RandomAgent("scat", 2), GreedyAgent("scat", 2), HeuristicAgent("scat", 2), HumanAgent("scat", 2)):
+        assert isinstance(agent, Agent)
+    assert agents.tournament is evaluation.tournament
+    assert agents.TournamentResult is evaluation.TournamentResult
+    from agents import base
+
+    for gone in ("tournament", "play_matches", "rotations", "TournamentResult"):
+        assert not hasattr(base, gone), gone
+
+
+@pytest.mark.parametrize("spec, cls", [("random", RandomAgent), ("greedy", GreedyAgent), ("heuristic", HeuristicAgent),
+                                       (" heuristic ", HeuristicAgent)])
+def test_make_builds_agents_from_text(spec, cls):
+    rules = Rules.preset("russian")
+    agent = agents.make(spec, rules, 3, seed=4)
+    assert type(agent) is cls and agent.rules == rules and agent.num_players == 3
+    assert type(make_agent(spec, "russian", 3)) is cls  # the core's maker resolves the same names
+    if cls is RandomAgent:  # the seed is passed on: same seed, same moves
+        vec = VectorThirtyOne(64, 3, rules, seed=0)
+        obs, mask, _ = vec.reset()
+        again = agents.make(spec, rules, 3, seed=4)
+        np.testing.assert_array_equal(agent.act_batch(obs, mask), again.act_batch(obs, mask))
+
+
+@pytest.mark.parametrize("spec", ["", "  ", "nobody", "random:3", "policy:", "pretrained:scat", "pretrained:_2p"])
+def test_make_refuses_bad_specs(spec):
+    with pytest.raises(ValueError):
+        agents.make(spec, "scat", 2)
+
+
+def test_make_agent_passes_objects_through_and_refuses_non_agents():
+    greedy = GreedyAgent("scat", 2)
+    assert make_agent(greedy, "scat", 2) is greedy
+    with pytest.raises(ValueError, match="act"):
+        make_agent(42, "scat", 2)

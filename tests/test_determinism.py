@@ -11,18 +11,25 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import same_snapshot
 
-from thirtyone_env import engine as G
+from thirtyone_env.engine import turn
 from thirtyone_env.env import raw_env
 from thirtyone_env.vector import VectorThirtyOne
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def _update(digest, snapshot: dict[str, np.ndarray]) -> None:
+    for name in sorted(snapshot):
+        digest.update(name.encode() + snapshot[name].tobytes())
+
+
 def trajectory(rules: str, n: int, seed: int, matches: int = 1, episode: str = "match") -> dict:
     """Play ``matches`` seeded matches with a seeded random policy; return actions, rewards, digest.
 
-    Only the first reset is seeded: later matches continue the env's random stream.
+    Only the first reset is seeded: later matches continue the env's random stream. The digest
+    covers the whole table (``snapshot()``: state, RNG, stacked decks, mask) and every observation.
     """
     env = raw_env(num_players=n, rules=rules, episode=episode)
     policy = np.random.default_rng(seed + 1)
@@ -31,13 +38,13 @@ def trajectory(rules: str, n: int, seed: int, matches: int = 1, episode: str = "
     finals: list[list[float]] = []
     for m in range(matches):
         env.reset(seed=seed if m == 0 else None)
-        while not env._state[G.S_DONE]:
-            digest.update(env._state.tobytes())
+        while not env.table.finished[0]:
+            _update(digest, env.table.snapshot())
             digest.update(env.observe(env.agent_selection)["observation"].tobytes())
-            action = int(policy.choice(np.flatnonzero(env._mask)))
+            action = int(policy.choice(np.flatnonzero(env.table.mask[0])))
             actions.append(action)
             env.step(action)
-        digest.update(env._state.tobytes())
+        _update(digest, env.table.snapshot())
         finals.append([env.rewards[a] for a in env.possible_agents])
     return {"actions": actions, "rewards": finals, "digest": digest.hexdigest()}
 
@@ -54,7 +61,7 @@ def test_different_seeds_differ():
     for seed in range(5):
         env = raw_env(num_players=3)
         env.reset(seed=seed)
-        first_hands.add(env._state[G.S_HANDS : G.S_HANDS + 12].tobytes())
+        first_hands.add(tuple(tuple(env.table.hand(0, seat)) for seat in range(3)))
     assert len(first_hands) == 5
 
 
@@ -63,24 +70,24 @@ def test_unseeded_reset_continues_the_stream():
     deals = []
     for env in (a, b):
         env.reset(seed=21)
-        first = env._state.copy()
+        first = env.table.snapshot()
         env.reset()
-        second = env._state.copy()
+        second = env.table.snapshot()
         env.reset()
-        deals.append((first, second, env._state.copy()))
+        deals.append((first, second, env.table.snapshot()))
     for x, y in zip(deals[0], deals[1], strict=True):
-        assert np.array_equal(x, y)
-    assert not np.array_equal(deals[0][0], deals[0][1])  # the stream went on: a new deal
+        assert same_snapshot(x, y)
+    assert not np.array_equal(deals[0][0]["_states"], deals[0][1]["_states"])  # the stream went on: a new deal
     # a reseed starts the stream again
     a.reset(seed=21)
-    assert np.array_equal(a._state, deals[0][0])
+    assert same_snapshot(a.table.snapshot(), deals[0][0])
 
 
 def test_never_seeded_envs_draw_fresh_entropy():
     a, b = raw_env(num_players=4), raw_env(num_players=4)
     a.reset()
     b.reset()
-    assert not np.array_equal(a._state, b._state)
+    assert [a.table.hand(0, p) for p in range(4)] != [b.table.hand(0, p) for p in range(4)]
 
 
 def test_vector_table_replays_the_pettingzoo_env():
@@ -91,16 +98,16 @@ def test_vector_table_replays_the_pettingzoo_env():
         obs, mask, player = vec.reset()
         policy = np.random.default_rng(0)
         for _ in range(300):
-            assert int(player[0]) == int(env._state[G.S_CURRENT])
+            assert int(player[0]) == int(env.table.current_player[0])
             assert np.array_equal(obs[0], env.observe(env.agent_selection)["observation"])
-            assert np.array_equal(mask[0], env._mask.astype(bool))
+            assert np.array_equal(mask[0], env.table.mask[0])
             action = int(policy.choice(np.flatnonzero(mask[0])))
             env.step(action)
             obs, mask, player, rewards, done = vec.step(np.array([action]))
             assert np.array_equal(rewards[0], np.float32([env.rewards[a] for a in env.possible_agents]))
             if done[0]:
                 break
-        assert done[0] and env._state[G.S_DONE]
+        assert done[0] and env.table.finished[0]
 
 
 def test_vector_tables_do_not_depend_on_the_batch_size():
@@ -108,8 +115,8 @@ def test_vector_tables_do_not_depend_on_the_batch_size():
     many = VectorThirtyOne(5, num_players=3, seed=4)
     one.reset()
     many.reset()
-    assert np.array_equal(one.raw_state()[0], many.raw_state()[0])
-    assert len({many.raw_state()[i].tobytes() for i in range(5)}) == 5
+    assert same_snapshot(one.snapshot(), many.take([0]).snapshot())
+    assert len({many.take([i]).snapshot()["_states"].tobytes() for i in range(5)}) == 5
 
 
 @pytest.mark.skipif(os.environ.get("NUMBA_DISABLE_JIT") == "1", reason="this run is not jitted")
@@ -120,7 +127,7 @@ def test_plain_python_engine_matches_the_jitted_engine():
     ]
     code = (
         "import json, sys; sys.path.insert(0, 'tests'); from test_determinism import trajectory; "
-        "from thirtyone_env import engine; assert not hasattr(engine._step, 'py_func'), 'still jitted'; "
+        "from thirtyone_env.engine import turn; assert not hasattr(turn._step, 'py_func'), 'still jitted'; "
         f"print(json.dumps([trajectory(r, n, s, 3, e) for r, n, s, e in {cases!r}]))"
     )
     env = dict(os.environ, NUMBA_DISABLE_JIT="1")
@@ -130,6 +137,6 @@ def test_plain_python_engine_matches_the_jitted_engine():
     assert out.returncode == 0, out.stderr
     plain = json.loads(out.stdout.strip().splitlines()[-1])
     jitted = [trajectory(r, n, s, 3, e) for r, n, s, e in cases]
-    assert hasattr(G._step, "py_func")  # this process runs the jitted kernels
+    assert hasattr(turn._step, "py_func")  # this process runs the jitted kernels
     assert [p["digest"] for p in plain] == [j["digest"] for j in jitted]
     assert plain == jitted

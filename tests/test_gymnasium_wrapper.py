@@ -5,11 +5,12 @@ from __future__ import annotations
 import gymnasium
 import numpy as np
 import pytest
+from conftest import same_snapshot
 from gymnasium.utils.env_checker import check_env
 
-from agents import RandomAgent
+from agents import GreedyAgent, RandomAgent
 from thirtyone_env import encoding
-from thirtyone_env import engine as G
+from thirtyone_env.engine import OUT
 from thirtyone_env.wrappers import ENV_ID, SingleAgentEnv
 
 
@@ -39,7 +40,7 @@ def test_check_env_passes(preset: str, players: int) -> None:
 
 
 def test_registered_id_after_import() -> None:
-    import thirtyone_env  # noqa: F401  (registers ThirtyOne-v0 once __init__ does; wrappers does today)
+    import thirtyone_env  # noqa: F401  (registers ThirtyOne-v0 with gymnasium, in either import order)
     import thirtyone_env.wrappers  # noqa: F401
 
     env = gymnasium.make(ENV_ID, preset="russian", num_players=3)
@@ -94,7 +95,7 @@ def test_match_reward_only_at_the_end(players: int) -> None:
                 assert reward == 0.0
         finals.add(round(reward, 6))
         # the engine's own verdict: the learner won iff it is the last seat in play
-        won = env._aec._state[G.S_STATUS + 0] != G.OUT
+        won = env._aec.table.status[0, 0] != OUT
         assert reward == (1.0 if won else pytest.approx(-1 / (players - 1)))
     assert finals == {1.0, round(-1 / (players - 1), 6)}
 
@@ -118,10 +119,10 @@ def test_illegal_action_raises_and_leaves_state_unchanged() -> None:
     env = SingleAgentEnv("scat", 2, seat=0)
     _, info = env.reset(seed=0)
     illegal = int(np.flatnonzero(~info["action_mask"])[0])
-    before = env._aec._state.copy()
+    before = env._aec.table.snapshot()
     with pytest.raises(ValueError, match=f"illegal action {illegal}"):
         env.step(illegal)
-    np.testing.assert_array_equal(env._aec._state, before)
+    assert same_snapshot(env._aec.table.snapshot(), before)
 
 
 def test_penalize_forfeits_the_match() -> None:
@@ -205,3 +206,17 @@ def test_vector_envs(vector_cls) -> None:
         assert episodes >= 2  # autoreset carried the envs into new matches
     finally:
         envs.close()
+
+
+def test_opponents_by_name_play_like_the_agent_objects() -> None:
+    named = SingleAgentEnv("scat", 2, opponents="greedy", seat=0)
+    assert isinstance(named.opponents[0], GreedyAgent)
+    built = SingleAgentEnv("scat", 2, opponents=GreedyAgent("scat", 2), seat=0)
+    for seed in (3, 4):
+        assert play(named, seed) == play(built, seed)
+    mixed = SingleAgentEnv("scat", 3, opponents=["greedy", "random"], seat=2)
+    assert [type(o) for o in mixed.opponents] == [GreedyAgent, RandomAgent]
+    actions, reward, _ = play(mixed, 5)
+    assert actions and reward != 0.0
+    with pytest.raises(ValueError, match="unknown agent"):
+        SingleAgentEnv("scat", 2, opponents="no-such-agent")

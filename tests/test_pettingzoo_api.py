@@ -6,10 +6,10 @@ import functools
 
 import numpy as np
 import pytest
-from conftest import stack, table
+from conftest import same_snapshot, stack, table
 from pettingzoo.test import api_test, render_test, seed_test
 
-from thirtyone_env import engine as G
+from thirtyone_env import actions as A
 from thirtyone_env import thirtyone_v0
 from thirtyone_env.rules import Rules
 from thirtyone_env.vector import VectorThirtyOne
@@ -37,25 +37,25 @@ def test_illegal_action_raises_with_the_legal_ids_and_changes_nothing():
     env = thirtyone_v0.env(num_players=3)
     env.reset(seed=5)
     raw = env.unwrapped
-    before = raw._state.copy(), raw._rng.copy(), env.agent_selection, dict(raw._cumulative_rewards)
+    before = raw.table.snapshot(), env.agent_selection, dict(raw._cumulative_rewards)
     legal = np.flatnonzero(env.observe(env.agent_selection)["action_mask"]).tolist()
-    assert legal[:2] == [G.DRAW_STOCK, G.DRAW_DISCARD]
-    for bad in (G.PASS, G.DISCARD0, 999, -1, 1.5):
+    assert legal[:2] == [A.DRAW_STOCK, A.DRAW_DISCARD]
+    for bad in (A.PASS, A.DISCARD0, 999, -1, 1.5):
         with pytest.raises(ValueError) as info:
             env.step(bad)
         text = str(info.value)
         assert repr(bad) in text and env.agent_selection in text and str(legal) in text
         assert "draw stock" in text
-    assert np.array_equal(raw._state, before[0]) and np.array_equal(raw._rng, before[1])
-    assert env.agent_selection == before[2] and raw._cumulative_rewards == before[3]
-    env.step(G.DRAW_STOCK)  # still playable
+    assert same_snapshot(raw.table.snapshot(), before[0])  # state, RNG, mask: nothing moved
+    assert env.agent_selection == before[1] and raw._cumulative_rewards == before[2]
+    env.step(A.DRAW_STOCK)  # still playable
 
 
 def test_penalize_gives_minus_one_to_the_offender_and_ends():
     env = thirtyone_v0.env(num_players=3, illegal_action="penalize")
     env.reset(seed=5)
     offender = env.agent_selection
-    env.step(G.PASS)
+    env.step(A.PASS)
     assert all(env.terminations.values())
     assert env.rewards == {a: (-1.0 if a == offender else 0.0) for a in env.possible_agents}
     for agent in env.agent_iter():
@@ -94,10 +94,11 @@ def test_state_shape_and_contents():
     env = table("scat", 3, decks)
     state = env.state()
     d = 52
-    assert state.shape == env.state_space.shape == ((3 + 1) * d + 3 + int(env._offsets[-1]),)
+    assert state.shape == env.state_space.shape == ((3 + 1) * d + 3 + env.table.obs_dim,)
     assert state.dtype == np.int8
     hands = state[: 3 * d].reshape(3, d)
-    dealt = [set(env._state[G.S_HANDS + 4 * seat : G.S_HANDS + 4 * seat + 3]) for seat in range(3)]
+    dealt = [set(env.table.hand(0, seat)) for seat in range(3)]
+    assert [len(h) for h in dealt] == [3, 3, 3]
     assert [set(np.flatnonzero(h)) for h in hands] == dealt
     assert state[3 * d : 4 * d].sum() == 52 - 9 - 1  # the stock
     assert state[4 * d : 4 * d + 3].tolist() == [0, 1, 0]  # seat 1 to act
@@ -110,7 +111,7 @@ def test_render_ansi_and_human(capsys):
     text = env.render()
     assert isinstance(text, str)
     assert "player_1: AH KH 5C" in text and "(21)" in text and "discard: 6D" in text
-    env.step(G.DRAW_STOCK)
+    env.step(A.DRAW_STOCK)
     assert "last: player_1 draw stock" in env.render()
     human = thirtyone_v0.env(num_players=2, render_mode="human")
     human.reset(seed=0)
@@ -140,10 +141,10 @@ def test_bad_reset_options_are_refused(options, words):
 def test_vector_illegal_actions_raise_with_the_legal_ids():
     vec = VectorThirtyOne(3, num_players=2, seed=1)
     _, mask, _ = vec.reset()
-    before = vec.raw_state().copy()
-    actions = np.array([G.DRAW_STOCK, G.PASS, G.DRAW_DISCARD])
+    before = vec.snapshot()
+    actions = np.array([A.DRAW_STOCK, A.PASS, A.DRAW_DISCARD])
     with pytest.raises(ValueError, match=r"table 1: action 3, legal \[0, 1"):
         vec.step(actions)
-    assert np.array_equal(vec.raw_state(), before)
+    assert same_snapshot(vec.snapshot(), before)
     with pytest.raises(ValueError, match="shape"):
         vec.step(np.zeros(2, np.int64))

@@ -12,7 +12,11 @@ from conftest import all_cards
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from thirtyone_env import engine as G
+from thirtyone_env import encoding
+from thirtyone_env.actions import DRAW_DISCARD
+from thirtyone_env.engine import OUT
+from thirtyone_env.engine import layout as L
+from thirtyone_env.engine.observe import _observe
 from thirtyone_env.env import raw_env
 from thirtyone_env.rules import Rules
 
@@ -36,21 +40,22 @@ def decision_bound(rules: Rules, n: int, episode: str) -> int:
 
 
 def check_table(env: raw_env, total: int) -> None:
-    s = env._state
+    t = env.table
     n, d = env.num_players, env.rules.deck_size
-    assert all_cards(s, d) == list(range(d))  # every card once: hands + stock + discard
-    assert int(s[G.S_CHIPS : G.S_CHIPS + n].sum()) + int(s[G.S_POT]) == total
-    assert (s[G.S_CHIPS : G.S_CHIPS + n] >= 0).all()
-    if s[G.S_DONE]:
+    assert all_cards(t) == list(range(d))  # every card once: hands + stock + discard
+    chips, status = t.chips[0], t.status[0]
+    assert int(chips.sum()) + int(t.pot[0]) == total
+    assert (chips >= 0).all()
+    if t.finished[0]:
         return
-    seat = int(s[G.S_CURRENT])
-    assert s[G.S_STATUS + seat] != G.OUT
-    hand_n = s[G.S_HAND_N : G.S_HAND_N + n]
-    expected = np.where(s[G.S_STATUS : G.S_STATUS + n] == G.OUT, 0, 3)
-    if s[G.S_PHASE] == G.PH_DISCARD:
+    seat = int(t.current_player[0])
+    assert status[seat] != OUT
+    hand_n = [len(t.hand(0, p)) for p in range(n)]
+    expected = np.where(status == OUT, 0, 3)
+    if t.view(0).phase == "discard":
         expected[seat] = 4
-    assert hand_n.tolist() == expected.tolist()
-    mask = env._mask
+    assert hand_n == expected.tolist()
+    mask = t.mask[0]
     assert mask.any()  # the acting seat always has a legal action
     for agent in env.possible_agents:
         seen = env.observe(agent)["action_mask"]
@@ -72,12 +77,12 @@ def test_random_play_keeps_the_invariants(case, variant, episode, seed):
     total = env.rules.start_chips * n
     bound = decision_bound(env.rules, n, episode)
     steps = 0
-    while not env._state[G.S_DONE]:
+    while not env.table.finished[0]:
         check_table(env, total)
-        env.step(int(rng.choice(np.flatnonzero(env._mask))))
+        env.step(int(rng.choice(np.flatnonzero(env.table.mask[0]))))
         steps += 1
         assert steps <= bound
-        if not env._state[G.S_DONE]:
+        if not env.table.finished[0]:
             assert all(r == 0 for r in env.rewards.values())  # rewards only on the final step
     check_table(env, total)
     assert all(env.terminations.values()) and not any(env.truncations.values())
@@ -85,13 +90,13 @@ def test_random_play_keeps_the_invariants(case, variant, episode, seed):
     if episode == "match":
         check_match_rewards(env, final)
     else:
-        assert final.sum() == -int(env._state[G.S_POT])  # net chips; what is missing lies in the pot
-        assert (final == env._state[G.S_CHIPS : G.S_CHIPS + n] - env.rules.start_chips).all()
+        assert final.sum() == -int(env.table.pot[0])  # net chips; what is missing lies in the pot
+        assert (final == env.table.chips[0] - env.rules.start_chips).all()
 
 
 def check_match_rewards(env: raw_env, final: np.ndarray) -> None:
     """Winners share +1, the others share -1 (all share: all 0); who wins follows the economy."""
-    s, n = env._state, env.num_players
+    n = env.num_players
     assert final.sum() == pytest.approx(0, abs=1e-6)
     winners = final > 0
     w = int(winners.sum())
@@ -100,8 +105,8 @@ def check_match_rewards(env: raw_env, final: np.ndarray) -> None:
     else:
         assert final[winners] == pytest.approx(np.full(w, 1 / w))
         assert final[~winners] == pytest.approx(np.full(n - w, -1 / (n - w)))
-    chips = s[G.S_CHIPS : G.S_CHIPS + n]
-    in_play = s[G.S_STATUS : G.S_STATUS + n] != G.OUT
+    chips = env.table.chips[0]
+    in_play = env.table.status[0] != OUT
     if env.rules.economy == "pot":
         most = chips == chips.max()
         assert (winners == most).all() or (w == 0 and most.all())
@@ -111,23 +116,24 @@ def check_match_rewards(env: raw_env, final: np.ndarray) -> None:
         assert (winners <= in_play).all() or in_play.sum() == 0
 
 
+# -- engine internals: the observation kernel on edited raw states (offsets from the layout) --
 def hidden_cards(s: np.ndarray, observer: int) -> list[int]:
     """Slots (state indices) of cards ``observer`` cannot see: the stock and opponents' unknown cards."""
-    n = int(s[G.S_NUM_PLAYERS])
-    slots = list(range(G.S_STOCK, G.S_STOCK + int(s[G.S_STOCK_N])))
+    n = int(s[L.S_NUM_PLAYERS])
+    slots = list(range(L.S_STOCK, L.S_STOCK + int(s[L.S_STOCK_N])))
     for seat in range(n):
         if seat == observer:
             continue
-        for i in range(int(s[G.S_HAND_N + seat])):
-            card = int(s[G.S_HANDS + 4 * seat + i])
-            if s[G.S_KNOWN + card] == 0 and s[G.S_SEEN + card] == 0:
-                slots.append(G.S_HANDS + 4 * seat + i)
+        for i in range(int(s[L.S_HAND_N + seat])):
+            card = int(s[L.S_HANDS + 4 * seat + i])
+            if s[L.S_KNOWN + card] == 0 and s[L.S_SEEN + card] == 0:
+                slots.append(L.S_HANDS + 4 * seat + i)
     return slots
 
 
 def observe(env: raw_env, state: np.ndarray, seat: int) -> np.ndarray:
-    out = np.empty(int(env._offsets[-1]), np.int8)
-    G._observe(state, env._params, seat, env._offsets, out)
+    out = np.empty(env.table.obs_dim, np.int8)
+    _observe(state, env.table._params, seat, env.table._offsets, out)
     return out
 
 
@@ -139,10 +145,13 @@ def test_hidden_cards_do_not_leak(case, seed, steps):
     env.reset(seed=seed)
     rng = np.random.default_rng(seed)
     for _ in range(steps):
-        if env._state[G.S_DONE]:
+        if env.table.finished[0]:
             break
-        env.step(int(rng.choice(np.flatnonzero(env._mask))))
-    s = env._state
+        env.step(int(rng.choice(np.flatnonzero(env.table.mask[0]))))
+    s = env.table._states[0]
+    # the kernel on the live state says what the public path says
+    for observer in range(n):
+        assert np.array_equal(observe(env, s, observer), env.observe(f"player_{observer}")["observation"])
     for observer in range(n):
         slots = hidden_cards(s, observer)
         other = s.copy()
@@ -152,9 +161,9 @@ def test_hidden_cards_do_not_leak(case, seed, steps):
         assert np.array_equal(observe(env, other, observer), observe(env, s, observer))
         # control: the observer's own cards do show
         own = s.copy()
-        k = int(s[G.S_HAND_N + observer])
+        k = int(s[L.S_HAND_N + observer])
         if k and slots:
-            mine = G.S_HANDS + 4 * observer
+            mine = L.S_HANDS + 4 * observer
             own[mine], own[slots[0]] = s[slots[0]], s[mine]
             assert not np.array_equal(observe(env, own, observer), observe(env, s, observer))
 
@@ -162,14 +171,14 @@ def test_hidden_cards_do_not_leak(case, seed, steps):
 def test_known_cards_are_shown_to_opponents():
     env = raw_env(num_players=3, rules="scat")
     env.reset(seed=3)
-    s = env._state
-    seat = int(s[G.S_CURRENT])
-    top = int(s[G.S_DISCARD + s[G.S_DISCARD_N] - 1])
-    env.step(G.DRAW_DISCARD)
+    seat = int(env.table.current_player[0])
+    top = env.table.discard_pile(0)[-1]
+    env.step(DRAW_DISCARD)
+    assert top in env.table.known_cards(0, seat)
     d = env.rules.deck_size
     for observer in range(3):
-        obs = observe(env, s, observer)
-        known = obs[env._offsets[5] : env._offsets[6]].reshape(2, d)
+        obs = env.observe(f"player_{observer}")["observation"]
+        known = encoding.views(obs, d, 3)["opp_known"].reshape(2, d)
         if observer == seat:
             assert known.sum() == 0
         else:
@@ -185,17 +194,3 @@ def test_soak_script_smoke():
     out = subprocess.run([sys.executable, script, *args], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("soak ok: ") and "5 episodes through thirtyone_v0" in out.stdout
-
-
-def test_search_headroom_script_repeats_itself():
-    root = Path(__file__).resolve().parents[1]
-    script = str(root / "scripts" / "search_headroom.py")
-    args = ["--mode", "belief", "--players", "3", "--matches", "3", "--tables", "3", "--samples", "4",
-            "--particles", "16"]
-    runs = [subprocess.run([sys.executable, script, *args], capture_output=True, text=True, timeout=300)
-            for _ in range(2)]
-    assert runs[0].returncode == 0, runs[0].stderr
-    first, second = (r.stdout.splitlines() for r in runs)
-    assert first[0].startswith("belief PIMC over heuristic vs HeuristicAgent, scat 3p: ")
-    assert first[1].startswith("hidden cards of an opponent the belief gets right: ")
-    assert first[0].split(" (")[0] == second[0].split(" (")[0] and first[1] == second[1]  # same seed, same play

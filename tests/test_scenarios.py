@@ -14,8 +14,10 @@ from conftest import (
     chips,
     discard_pile,
     hand,
+    last_end,
     legal,
     rewards,
+    same_snapshot,
     seat_acts,
     stack,
     status,
@@ -23,17 +25,18 @@ from conftest import (
     table,
 )
 
+from thirtyone_env import actions as A
 from thirtyone_env import encoding
-from thirtyone_env import engine as G
 from thirtyone_env.cards import parse_card
+from thirtyone_env.engine import IN_PLAY, ON_HONOR, OUT
 from thirtyone_env.rules import Rules
 
-DRAW, TAKE, KNOCK, PASS = G.DRAW_STOCK, G.DRAW_DISCARD, G.KNOCK, G.PASS
-OUT, IN, HONOR = G.OUT, G.IN_PLAY, G.ON_HONOR
+DRAW, TAKE, KNOCK, PASS = A.DRAW_STOCK, A.DRAW_DISCARD, A.KNOCK, A.PASS
+IN, HONOR = IN_PLAY, ON_HONOR
 
 
 def throws(*cards: str, deck: str = "french52") -> set[int]:
-    return {G.DISCARD0 + parse_card(c, deck) for c in cards}
+    return {A.DISCARD0 + parse_card(c, deck) for c in cards}
 
 
 def view(env, seat: int) -> dict[str, np.ndarray]:
@@ -42,14 +45,14 @@ def view(env, seat: int) -> dict[str, np.ndarray]:
 
 
 def done(env) -> bool:
-    return bool(env._state[G.S_DONE]) and all(env.terminations.values())
+    return bool(env.table.finished[0]) and all(env.terminations.values())
 
 
 # -- blitzes ------------------------------------------------------------------------------
 def test_blitz_after_a_draw_ends_the_deal():
     env = table("scat", 2, [stack(["2C 3D 4S", "AH KH 5C"], "6D", "QH")], episode="deal")
     seat_acts(env, 1, "draw", "5C")
-    assert done(env) and env._state[G.S_LAST_END] == G.END_BLITZ
+    assert done(env) and last_end(env) == "blitz"
     assert rewards(env) == [-1, 0]
     assert hand(env, 1) == {"AH", "KH", "QH"}
 
@@ -69,7 +72,7 @@ def test_dealt_blitz_in_a_later_deal_is_settled_at_the_deal():
     env = table("scat", 2, decks)
     seat_acts(env, 1, "draw", "5C")
     assert chips(env) == [2, 2]  # seat 0 paid for deal 1, seat 1 for deal 2
-    assert env._state[G.S_DEALS] == 3 and env._state[G.S_DEALER] == 0
+    assert env.table.deal[0] == 3 and env.table.dealer[0] == 0
     assert env.agent_selection == "player_1"
     assert hand(env, 0) == {"2H", "3S", "5D"} and hand(env, 1) == {"2S", "4D", "6C"}
     assert rewards(env) == [0, 0] and not done(env)
@@ -78,17 +81,17 @@ def test_dealt_blitz_in_a_later_deal_is_settled_at_the_deal():
 def test_dealt_blitz_first_deal_of_a_match_is_settled():
     decks = [stack(["AS KS QS", "2D 3H 4C"], "5S"), stack(["2H 3S 5D", "2S 4D 6C"], "7C", dealer=1)]
     env = table("scat", 2, decks)
-    assert env._state[G.S_DEALS] == 2 and chips(env) == [3, 2]
+    assert env.table.deal[0] == 2 and chips(env) == [3, 2]
     assert hand(env, 0) == {"2H", "3S", "5D"} and env.agent_selection == "player_0"
 
 
 def test_dealt_blitz_that_would_end_the_episode_is_void_and_redealt():
     decks = [stack(["AS KS QS", "2D 3H 4C"], "5S"), stack(["2H 3S 5D", "2S 4D 6C"], "7C")]
     env = table("scat", 2, decks, episode="deal")
-    assert env._state[G.S_DEALS] == 1 and chips(env) == [3, 3] and not done(env)
+    assert env.table.deal[0] == 1 and chips(env) == [3, 3] and not done(env)
     assert hand(env, 0) == {"2H", "3S", "5D"} and env.agent_selection == "player_1"
     lone = table(Rules.preset("scat", lives=1, on_honor=False), 2, decks)  # a blitz would end the match
-    assert lone._state[G.S_DEALS] == 1 and chips(lone) == [1, 1]
+    assert lone.table.deal[0] == 1 and chips(lone) == [1, 1]
 
 
 def test_several_dealt_blitzes_lives_every_other_player_pays_one():
@@ -100,7 +103,7 @@ def test_several_dealt_blitzes_lives_every_other_player_pays_one():
     env = table("scat", 3, decks)
     seat_acts(env, 1, "draw", "5C")
     assert chips(env) == [2, 2, 2]
-    assert env._state[G.S_DEALS] == 3 and env.agent_selection == "player_0"
+    assert env.table.deal[0] == 3 and env.agent_selection == "player_0"
 
 
 def test_several_dealt_blitzes_pot_stays():
@@ -110,17 +113,17 @@ def test_several_dealt_blitzes_pot_stays():
         stack(["2H 3S 5D", "2S 4D 6C", "8H 9S 10C"], "7C", dealer=2),
     ]
     env = table("swedish", 3, decks)
-    assert chips(env) == [19, 19, 19] and env._state[G.S_POT] == 3
+    assert chips(env) == [19, 19, 19] and env.table.pot[0] == 3
     seat_acts(env, 1, "draw", "5C")
     # deal 1: seat 1 wins 3; deal 2: antes, two blitzes, pot stays; deal 3: antes again
-    assert chips(env) == [17, 20, 17] and env._state[G.S_POT] == 6
+    assert chips(env) == [17, 20, 17] and env.table.pot[0] == 6
 
 
 def test_blitz_in_the_final_round_beats_the_knock():
     env = table("scat", 2, [stack(["AH KH 2C", "KS QS JS"], "3D", "QH")], episode="deal")
     seat_acts(env, 1, "knock")
     seat_acts(env, 0, "draw", "2C")
-    assert env._state[G.S_LAST_END] == G.END_BLITZ
+    assert last_end(env) == "blitz"
     assert rewards(env) == [0, -1]  # the knocker pays one, not the knocker penalty
 
 
@@ -128,7 +131,7 @@ def test_blitz_in_the_final_round_beats_the_knock():
 def test_three_aces_are_a_31_blitz_in_swedish():
     env = table("swedish", 2, [stack(["2C 3D 4S", "AC AD 5H"], "6D", "AH")], episode="deal")
     seat_acts(env, 1, "draw", "5H")
-    assert done(env) and env._state[G.S_LAST_END] == G.END_BLITZ
+    assert done(env) and last_end(env) == "blitz"
     assert rewards(env) == [-1, 1]  # pot of 2 antes, minus own ante
 
 
@@ -140,7 +143,7 @@ def test_three_aces_are_30_5_in_scat():
     assert view(env, 0)["hand_value"][0] == 60
     seat_acts(env, 1, "knock")
     seat_acts(env, 0, "draw", "3C")
-    assert env._state[G.S_LAST_END] == G.END_SHOWDOWN
+    assert last_end(env) == "showdown"
     assert rewards(env) == [-1, 0]  # 30 < 30.5
 
 
@@ -180,7 +183,7 @@ def test_equal_three_of_a_kinds_tie():
 def test_russian_ace_king_ten_is_a_blitz():
     env = table("russian", 2, [stack(["2D 3S 5H", "AH KH 2C"], "6D", "10H")], episode="deal")
     seat_acts(env, 1, "draw", "2C")
-    assert done(env) and env._state[G.S_LAST_END] == G.END_BLITZ
+    assert done(env) and last_end(env) == "blitz"
     assert rewards(env) == [-1, 0]
 
 
@@ -191,7 +194,7 @@ def test_russian_other_31_is_only_a_strong_hand():
     assert view(env, 1)["hand_value"][0] == 62
     seat_acts(env, 0, "knock")
     seat_acts(env, 1, "pass")
-    assert env._state[G.S_LAST_END] == G.END_SHOWDOWN
+    assert last_end(env) == "showdown"
     assert rewards(env) == [-1, 0]
 
 
@@ -204,13 +207,13 @@ def three_seat_deal(seat0: str, seat1: str, seat2: str):
 def test_knock_then_exactly_one_more_turn_each_then_showdown():
     env = three_seat_deal("2D 3H 6C", "KS QS JS", "2C 3D 5H")
     seat_acts(env, 1, "knock")
-    assert env._state[G.S_KNOCKER] == 1 and env._state[G.S_FINAL_LEFT] == 2
+    assert env.table.knocker[0] == 1 and env.table.view(0).final_turns_left == 2
     assert legal(env) == {DRAW, TAKE}  # nobody knocks twice, scat has no pass
     assert view(env, 2)["final_round"][0] == 1 and view(env, 2)["opp_knocked"].tolist() == [0, 1]
     seat_acts(env, 2, "draw", "4S")
     assert not done(env)
     seat_acts(env, 0, "draw", "8D")
-    assert done(env) and env._state[G.S_LAST_END] == G.END_SHOWDOWN
+    assert done(env) and last_end(env) == "showdown"
     assert rewards(env) == [0, 0, -1]  # 5 is the single lowest
 
 
@@ -262,10 +265,10 @@ def test_taken_discard_cannot_go_straight_back():
     env = table("scat", 2, [stack(["2D 3S 5H", "KH 10H 5C"], "9S")])
     act(env, "take")
     assert legal(env) == throws("KH", "10H", "5C")
-    before = env._state.copy()
+    before = env.table.snapshot()
     with pytest.raises(ValueError, match="legal action ids"):
         act(env, "9S")
-    assert np.array_equal(env._state, before)
+    assert same_snapshot(env.table.snapshot(), before)
     assert view(env, 1)["taken"].nonzero()[0].tolist() == [parse_card("9S")]
     act(env, "5C")
     assert discard_pile(env) == ["5C"] and hand(env, 1) == {"KH", "10H", "9S"}
@@ -291,7 +294,7 @@ def test_discard_before_stock_draw():
     rules = Rules.preset("scat", discard_before_stock_draw=True)
     env = table(rules, 2, [stack(["2D 3S 4H", "KS QS 2H"], "9D", "JS 5C")])
     act(env, "draw")
-    assert env._state[G.S_PHASE] == G.PH_DISCARD_FIRST
+    assert env.table.view(0).phase == "discard first"
     assert hand(env, 1) == {"KS", "QS", "2H"}  # the stock card has not arrived yet
     assert legal(env) == throws("KS", "QS", "2H")
     assert view(env, 1)["phase"].tolist() == [0, 0, 1]
@@ -315,7 +318,7 @@ def refill_table(refill: str):
     for seat in range(1, 10):
         top = stock_top_first(env)[0]
         seat_acts(env, seat, "draw", top)
-    assert env._state[G.S_STOCK_N] == 0 and discard_pile(env) == spades
+    assert env.table.stock_size[0] == 0 and discard_pile(env) == spades
     seat_acts(env, 0, "draw")
     return env, spades
 
@@ -343,8 +346,8 @@ def test_turn_cap_ends_in_a_showdown():
     act(env, "draw", "4C", "draw", "6D")
     assert not done(env)
     act(env, "draw", "7H")
-    assert done(env) and env._state[G.S_LAST_END] == G.END_SHOWDOWN
-    assert env._state[G.S_TURNS] == 3 and rewards(env) == [-1, 0]
+    assert done(env) and last_end(env) == "showdown"
+    assert env.table.turn[0] == 3 and rewards(env) == [-1, 0]
 
 
 def test_turn_cap_keeps_the_knocker_role():
@@ -359,7 +362,7 @@ def test_blitz_on_the_capped_turn_is_a_blitz():
     rules = Rules.preset("scat", max_turns=1)
     env = table(rules, 2, [stack(["2C 3D 4S", "AH KH 5C"], "6D", "QH")], episode="deal")
     act(env, "draw", "5C")
-    assert env._state[G.S_LAST_END] == G.END_BLITZ and rewards(env) == [-1, 0]
+    assert last_end(env) == "blitz" and rewards(env) == [-1, 0]
 
 
 # -- lives: on honor, elimination, dealer rotation ------------------------------------------
@@ -435,14 +438,14 @@ def test_elimination_dealer_rotation_and_starting_seat():
         stack([None, "2H 3H 4H", None, "5C 6C 7C"], "8S", dealer=3),
     ]
     env = table(rules, 4, decks)
-    assert env._state[G.S_DEALER] == 0 and env.agent_selection == "player_1"
+    assert env.table.dealer[0] == 0 and env.agent_selection == "player_1"
     act(env, "knock", "draw", "2S", "draw", "3S", "draw", "4S")
     assert status(env) == [IN, IN, OUT, IN]  # seat 2 had the lowest hand
-    assert env._state[G.S_DEALER] == 1 and env.agent_selection == "player_3"  # seat 2 is skipped
+    assert env.table.dealer[0] == 1 and env.agent_selection == "player_3"  # seat 2 is skipped
     assert hand(env, 3) == {"KS", "QS", "JS"} and hand(env, 2) == set()
     act(env, "knock", "draw", "2S", "draw", "3S")
     assert status(env) == [OUT, IN, OUT, IN]
-    assert env._state[G.S_DEALER] == 3 and env.agent_selection == "player_1"
+    assert env.table.dealer[0] == 3 and env.agent_selection == "player_1"
     assert hand(env, 1) == {"2H", "3H", "4H"} and hand(env, 3) == {"5C", "6C", "7C"}
     assert env.infos["player_2"]["in_play"] == 0 and env.infos["player_3"]["in_play"] == 1
 
@@ -468,12 +471,12 @@ def test_pot_carried_on_a_tie_then_won():
         stack(["KS QS JS", "2C 3D 5H"], "9D", "4H", dealer=1),
     ]
     env = table("swedish", 2, decks)
-    assert chips(env) == [19, 19] and env._state[G.S_POT] == 2
+    assert chips(env) == [19, 19] and env.table.pot[0] == 2
     act(env, "knock", "draw", "4C")  # 20 = 20: the pot stays
-    assert chips(env) == [18, 18] and env._state[G.S_POT] == 4
+    assert chips(env) == [18, 18] and env.table.pot[0] == 4
     seat_acts(env, 0, "knock")
     seat_acts(env, 1, "draw", "4H")
-    assert chips(env) == [21, 17] and env._state[G.S_POT] == 2  # won 4, then the next ante
+    assert chips(env) == [21, 17] and env.table.pot[0] == 2  # won 4, then the next ante
 
 
 def test_pot_knocker_wins_ties_by_override():
@@ -483,7 +486,7 @@ def test_pot_knocker_wins_ties_by_override():
     assert rewards(env) == [-1, 1]
     plain = table("swedish", 2, [stack(["KD QD 3S", "KH QH 2C"], "9S", "4C")], episode="deal")
     act(plain, "knock", "draw", "4C")
-    assert rewards(plain) == [-1, -1] and plain._state[G.S_POT] == 2  # sum = - pot left
+    assert rewards(plain) == [-1, -1] and plain.table.pot[0] == 2  # sum = - pot left
 
 
 def test_ante_players_who_cannot_pay_are_out():
@@ -493,14 +496,14 @@ def test_ante_players_who_cannot_pay_are_out():
         stack(["2C 3D 5H", "9D 8D 4H", "KH QH JH"], "9C", "4S 8S", dealer=1),
     ]
     env = table(rules, 3, decks)
-    assert chips(env) == [1, 1, 1] and env._state[G.S_POT] == 3
+    assert chips(env) == [1, 1, 1] and env.table.pot[0] == 3
     act(env, "knock", "draw", "4S", "draw", "8D")
-    assert chips(env) == [0, 3, 0] and env._state[G.S_POT] == 3  # seat 1 won 3, all paid the ante
-    assert env._state[G.S_DEALER] == 1 and env.agent_selection == "player_2"
+    assert chips(env) == [0, 3, 0] and env.table.pot[0] == 3  # seat 1 won 3, all paid the ante
+    assert env.table.dealer[0] == 1 and env.agent_selection == "player_2"
     act(env, "knock", "draw", "4S", "draw", "8S")
     # seat 2 won 3; seat 0 has no chip for the next ante and is out
-    assert status(env) == [OUT, IN, IN] and chips(env) == [0, 2, 2] and env._state[G.S_POT] == 2
-    assert env._state[G.S_DEALER] == 2 and env.agent_selection == "player_1"
+    assert status(env) == [OUT, IN, IN] and chips(env) == [0, 2, 2] and env.table.pot[0] == 2
+    assert env.table.dealer[0] == 2 and env.agent_selection == "player_1"
 
 
 def test_pot_match_ends_when_at_most_one_can_pay():
@@ -543,7 +546,7 @@ def test_discard_before_stock_draw_refill_keeps_the_card_just_thrown_on_the_pile
     for seat in range(1, 10):  # each throws its B card, then receives the next spade
         seat_acts(env, seat, "draw", f"{RANKS40[seat]}B")
         assert hand(env, seat) == {f"{RANKS40[seat]}C", f"{RANKS40[seat]}D", spades[seat]}
-    assert env._state[G.S_STOCK_N] == 0
+    assert env.table.stock_size[0] == 0
     seat_acts(env, 0, "draw", "2B")
     assert hand(env, 0) == {"2C", "2D", "2S"}  # the oldest discard came back first
     assert stock_top_first(env) == [f"{r}B" for r in RANKS40[1:]]

@@ -3,7 +3,7 @@
 Table ``i`` of a batch seeded ``s`` draws from RNG stream ``i`` of ``s``;
 ``raw_env.reset(seed=s)`` draws from stream 0. The replay gives table 0 the
 public ``reset(seed=s)`` and the other tables their stream through
-``engine.seed_rng`` before an unseeded reset, then steps both with the same
+``Tables.seed_streams`` before an unseeded reset, then steps both with the same
 random legal actions and compares everything each step.
 """
 
@@ -17,9 +17,12 @@ import sys
 import numba
 import numpy as np
 import pytest
+from conftest import same_snapshot
 
-from thirtyone_env import engine as G
 from thirtyone_env import thirtyone_v0
+from thirtyone_env.actions import PASS
+from thirtyone_env.engine import layout as L
+from thirtyone_env.engine.observe import global_state_dim
 from thirtyone_env.rules import Rules
 from thirtyone_env.vector import VectorThirtyOne
 
@@ -51,9 +54,8 @@ def _twin_envs(preset: str, n: int, episode: str, num_envs: int, seed: int, deck
         if i == 0:
             env.reset(seed=seed, options=options)  # the public path: stream 0
         else:
-            env._rng[:] = G.seed_rng(seed, i)
-            env._seeded = True
-            env.reset(options=options)
+            env.table.seed_streams(np.array([0]), seed, np.array([i]))
+            env.reset(options=options)  # unseeded: the stream set above continues
         envs.append(env)
     return envs
 
@@ -81,7 +83,7 @@ def _replay(
         states = vec.state() if check_state else None
         for i, env in enumerate(envs):
             agent = env.agent_selection
-            assert env._seat[agent] == player[i], f"table {i}: seat to act"
+            assert env.seat_of(agent) == player[i] == vec.current_player[i], f"table {i}: seat to act"
             view = env.observe(agent)
             assert np.array_equal(view["action_mask"].astype(bool), mask[i]), f"table {i}: mask"
             assert np.array_equal(view["observation"], obs[i]), f"table {i}: observation"
@@ -95,10 +97,11 @@ def _replay(
             env.step(int(actions[i]))
             expected = np.array([env.rewards[a] for a in env.possible_agents], np.float32)
             assert np.array_equal(expected, rewards[i]), f"table {i}: rewards {expected} vs {rewards[i]}"
-            assert bool(env._state[G.S_DONE]) == done[i], f"table {i}: done"
+            assert bool(env.table.finished[0]) == done[i], f"table {i}: done"
             if done[i]:
                 episodes += 1
-                decks_used[i] += int(env._state[G.S_QPOS])
+                # engine internals: the stacked decks this episode used (redealt void blitzes too)
+                decks_used[i] += int(env.table._states[0, L.S_QPOS])
                 env.reset(options={"decks": decks[decks_used[i] :]} if decks is not None else None)
     return episodes, decisions
 
@@ -130,13 +133,12 @@ def test_stacked_decks_are_dealt() -> None:
     deck = list(range(rules.deck_size))  # 2C 4C 6C vs 3C 5C 7C: no blitz
     vec = VectorThirtyOne(3, 2, "scat", seed=5)
     vec.reset(decks=[deck])
-    raw = vec.raw_state()
     for i in range(3):
-        dealer = int(raw[i, G.S_DEALER])
-        first = (dealer + 1) % 2
-        hand = sorted(raw[i, G.S_HANDS + 4 * first : G.S_HANDS + 4 * first + 3].tolist())
-        assert hand == sorted([deck[0], deck[2], deck[4]])
-        assert raw[i, G.S_DISCARD] == deck[6]
+        first = (int(vec.dealer[i]) + 1) % 2
+        assert sorted(vec.hand(i, first)) == sorted([deck[0], deck[2], deck[4]])
+        assert sorted(vec.hand(i, 1 - first)) == sorted([deck[1], deck[3], deck[5]])
+        assert vec.discard_pile(i) == [deck[6]]
+        assert vec.stock(i) == deck[7:]
 
 
 # -- API --------------------------------------------------------------------------------
@@ -155,26 +157,26 @@ def test_actions_must_be_integers_of_batch_shape() -> None:
 def test_illegal_actions_name_tables_actions_and_legal_ids() -> None:
     vec = VectorThirtyOne(4, 2, "scat", seed=0)
     _, mask, _ = vec.reset()
-    before = vec.raw_state().copy()
+    before = vec.snapshot()
     actions = mask.argmax(1)
-    actions[1] = G.PASS  # never legal before a knock
+    actions[1] = PASS  # never legal before a knock
     actions[3] = 999  # out of range
     legal1 = np.flatnonzero(mask[1]).tolist()
     with pytest.raises(ValueError) as err:
         vec.step(actions)
     text = str(err.value)
     assert "2 table(s)" in text
-    assert f"table 1: action {G.PASS}, legal {legal1}" in text
+    assert f"table 1: action {PASS}, legal {legal1}" in text
     assert "table 3: action 999" in text
     assert "table 0" not in text and "table 2" not in text
-    assert np.array_equal(vec.raw_state(), before), "a refused step must not change any table"
+    assert same_snapshot(vec.snapshot(), before), "a refused step must not change any table"
     with pytest.raises(ValueError, match="table 0: action -1"):
         vec.step(np.where(np.arange(4) == 0, -1, mask.argmax(1)))
     huge = mask.argmax(1).astype(np.uint64)
     huge[2] = np.iinfo(np.uint64).max  # wraps to -1 as int64: must still be refused, by its own value
     with pytest.raises(ValueError, match=f"table 2: action {np.iinfo(np.uint64).max}"):
         vec.step(huge)
-    assert np.array_equal(vec.raw_state(), before)
+    assert same_snapshot(vec.snapshot(), before)
 
 
 def _trajectory_hash(num_threads: int | None = None) -> str:
@@ -195,7 +197,9 @@ def _trajectory_hash(num_threads: int | None = None) -> str:
 
 def test_results_do_not_depend_on_the_thread_count() -> None:
     # run by path: pgx 2.6 installs a top-level ``tests`` package that shadows ours
-    code = f"import runpy; print(runpy.run_path({__file__!r})['_trajectory_hash']())"
+    tests = os.path.dirname(os.path.abspath(__file__))  # for ``from conftest import ...``
+    code = (f"import runpy, sys; sys.path.insert(0, {tests!r}); "
+            f"print(runpy.run_path({__file__!r})['_trajectory_hash']())")
     hashes = []
     for threads in ("1", "2"):
         env = dict(os.environ, NUMBA_NUM_THREADS=threads)
@@ -223,9 +227,8 @@ def test_auto_reset_reports_rewards_then_the_next_match(n: int) -> None:
         if done.any():
             finished += int(done.sum())
             assert (rewards[done].max(1) > 0).all(), "every finished match has a winner"
-            raw = vec.raw_state()[done]
-            assert (raw[:, G.S_DONE] == 0).all() and (raw[:, G.S_DECISIONS] == 0).all()
-            assert (raw[:, G.S_TURNS] == 0).all() and (raw[:, G.S_DEALS] >= 1).all()
+            assert (vec.finished[done] == 0).all() and (vec.decisions[done] == 0).all()
+            assert (vec.turn[done] == 0).all() and (vec.deal[done] >= 1).all()
             assert np.array_equal(obs[done], vec.observe(player)[done])
             assert mask[done].any(1).all()
 
@@ -242,7 +245,10 @@ def test_observe_false_changes_nothing_but_observations() -> None:
         a, b = full.step(actions), bare.step(actions)
         for x, y in zip(a[1:], b[1:], strict=True):
             assert np.array_equal(x, y)
-    assert np.array_equal(full.raw_state(), bare.raw_state())
+    a, b = full.snapshot(), bare.snapshot()
+    assert a["obs"].shape == (32, full.obs_dim) and b["obs"].shape == (32, 0)
+    del a["obs"], b["obs"]
+    assert same_snapshot(a, b)
 
 
 def test_serial_and_parallel_drivers_agree() -> None:
@@ -256,9 +262,9 @@ def test_serial_and_parallel_drivers_agree() -> None:
         for _ in range(400):
             for arr in vec.step((rng.random(mask.shape) * mask).argmax(1)):
                 digest.update(arr.tobytes())
-        runs.append((digest.hexdigest(), vec.raw_state().copy()))
+        runs.append((digest.hexdigest(), vec.snapshot()))
     assert runs[0][0] == runs[1][0]
-    assert np.array_equal(runs[0][1], runs[1][1])
+    assert same_snapshot(runs[0][1], runs[1][1])
 
 
 def test_reset_with_a_seed_restarts_that_seed() -> None:
@@ -277,7 +283,7 @@ def test_state_shape_and_dtype() -> None:
     vec.reset()
     state = vec.state()
     assert state.dtype == np.int8
-    assert state.shape == (5, G.global_state_dim(40, 4)) == (5, 5 * 40 + 4 + vec.obs_dim)
+    assert state.shape == (5, global_state_dim(40, 4)) == (5, vec.state_dim) == (5, 5 * 40 + 4 + vec.obs_dim)
 
 
 @pytest.mark.parametrize("num_envs", [0, -1, 2.0])
