@@ -247,16 +247,13 @@ def test_wilson_brackets_the_rate():
     assert wilson(2.5, 5) == pytest.approx(wilson(5, 10), abs=0.2)  # shared wins count as fractions
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: thirtyone_env/evaluation.py wilson() rounds the upper bound of a certain win "
-    "(wins == n) to 1 - 1 ulp for some n (e.g. wilson(60, 60) = (0.94, 0.9999999999999999)), so "
-    "AgentResult.ci does not contain a win rate of 1.0",
-)
 def test_wilson_contains_a_rate_of_zero_and_one():
     for n in range(1, 301):
         assert wilson(n, n)[1] == 1.0, n
         assert wilson(0, n)[0] == 0.0, n
+        # the other bound is the Wilson formula's, continuous with near-certain records
+        assert wilson(n, n)[0] == pytest.approx(n / (n + 1.96**2))
+        assert wilson(0, n)[1] == pytest.approx(1 - wilson(n, n)[0])
     # as seen in a tournament: Greedy wins every match against random players
     res = tournament([GreedyAgent("scat", 4), RandomAgent("scat", 4, seed=0)], "scat", 4, 60, seed=3,
                      seating=[0, 1, 1, 0])

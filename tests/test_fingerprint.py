@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from fingerprint import fingerprint
 
 RECORDED = json.loads((Path(__file__).parent / "data" / "fingerprint.json").read_text())

@@ -74,7 +74,7 @@ def test_the_core_never_imports_the_layers_above():
 
 
 ACCEPTANCE = re.compile(r"\bS_[A-Z_]+\b|\._state\b|engine\._[a-z]")  # state offsets, raw state, engine privates
-MIGRATING = ("agents", "train", "scripts", "benchmarks", "examples")
+LAYERS_ABOVE = ("agents", "train", "scripts", "benchmarks", "examples")
 
 
 def _layout_readers(paths: list[Path]) -> list[str]:
@@ -95,10 +95,7 @@ def test_the_adapters_read_named_views_only():
     assert ACCEPTANCE.search("engine._step(s)") and not ACCEPTANCE.search("self.table.finished[0]")
 
 
-@pytest.mark.parametrize(
-    "folder",
-    [pytest.param(f, marks=pytest.mark.xfail(strict=False, reason="migration in progress")) for f in MIGRATING],
-)
+@pytest.mark.parametrize("folder", LAYERS_ABOVE)
 def test_the_layers_above_read_named_views_only(folder):
     paths = sorted((ROOT / folder).rglob("*.py"))
     assert paths, folder

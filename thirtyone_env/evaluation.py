@@ -45,6 +45,9 @@ def wilson(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
     if n == 0:
         return 0.0, 1.0
     p = wins / n
+    if p <= 0.0 or p >= 1.0:  # exact bounds: rounding must not leave the rate outside its interval
+        edge = z * z / (n + z * z)  # the Wilson bound on the other side of an all-or-nothing record
+        return (0.0, edge) if p <= 0.0 else (1.0 - edge, 1.0)
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(max(p * (1 - p), 0.0) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     return max(0.0, centre - half), min(1.0, centre + half)

@@ -210,6 +210,7 @@ class ThirtyOneVectorEnv(VectorEnv):
         if ended.size:
             self._final[ended] = t.observe(self.seat, rows=ended)[ended]
         info = self._info()
+        rewards = self._rewards.copy()  # before a same-step reset plays the new episodes' first moves
         if self.autoreset_mode == AutoresetMode.SAME_STEP and ended.size:
             final_obs = self._scaled(self._final[ended])
             final_info = self._info()
@@ -225,7 +226,7 @@ class ThirtyOneVectorEnv(VectorEnv):
         else:
             self._autoreset[ended] = True
         obs = self._observation(final=ended if self.autoreset_mode == AutoresetMode.NEXT_STEP else None)
-        return obs, self._rewards.copy(), terminated, truncated, info
+        return obs, rewards, terminated, truncated, info
 
     def action_masks(self) -> np.ndarray:
         """Legal actions of every table's learner now, bool ``[N, A]`` (all False for a finished episode)."""
