@@ -13,10 +13,11 @@ torch = pytest.importorskip("torch")
 
 from agents.policy import PolicyAgent, export_policy, load_checkpoint  # noqa: E402
 from thirtyone_env import thirtyone_v0  # noqa: E402
+from thirtyone_env.evaluation import seating_plan, tournament, wilson  # noqa: E402
 from thirtyone_env.vector import VectorThirtyOne  # noqa: E402
 from train import ppo  # noqa: E402
 from train.cli import deal_outcome, main  # noqa: E402
-from train.evaluate import lineups, play_tournament, wilson  # noqa: E402
+from train.evaluate import add_ratings  # noqa: E402
 
 
 def tiny_args(out: Path, **overrides) -> ppo.Args:
@@ -183,9 +184,9 @@ def test_resume_refuses_a_corrupt_checkpoint_and_keeps_it(tmp_path):
 
 # -- evaluation -----------------------------------------------------------------------------------
 def test_lineups_rotate_seats_and_one_vs_rest_keeps_one_focus_seat():
-    rot = lineups(2, 2, 4, "rotate")
+    rot = seating_plan(2, 2, 4, "rotate")
     assert rot.tolist() == [[0, 1], [1, 0], [0, 1], [1, 0]]
-    ovr = lineups(2, 4, 4, "one-vs-rest")
+    ovr = seating_plan(2, 4, 4, "one-vs-rest")
     assert (ovr == 0).sum(1).tolist() == [1, 1, 1, 1]
     assert [row.tolist().index(0) for row in ovr] == [0, 1, 2, 3]
 
@@ -195,11 +196,11 @@ def test_wilson_interval_brackets_the_rate():
     assert lo < 0.65 < hi and hi - lo == pytest.approx(0.059, abs=0.002)
 
 
-def test_tournament_is_reproducible_and_greedy_beats_random():
+def test_tournament_is_reproducible_and_greedy_beats_random_in_wins_and_rating():
     from agents import GreedyAgent, RandomAgent
 
     def run():
-        return play_tournament([GreedyAgent("scat", 2), RandomAgent("scat", 2, seed=0)], "scat", 2, 200, seed=4)
+        return add_ratings(tournament([GreedyAgent("scat", 2), RandomAgent("scat", 2, seed=0)], "scat", 2, 200, seed=4))
 
     first, second = run(), run()
     assert np.array_equal(first.match_rewards, second.match_rewards)
