@@ -78,6 +78,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo naming)
         }
         self.state_space = spaces.Box(0, 127, (self.table.state_dim,), np.int8)
         self._no_mask = np.zeros(num_actions, np.int8)
+        self._mask, self._finished = self.table.mask[0], self.table.finished  # views that follow every step
 
     # -- spaces ---------------------------------------------------------------------
     def observation_space(self, agent: str) -> spaces.Space:
@@ -115,8 +116,8 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo naming)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         obs = self.table.observe_at(0, self._seat[agent])
-        acting = agent == self.agent_selection and not self.table.finished[0] and not self.terminations[agent]
-        mask = self.table.mask[0].astype(np.int8) if acting else self._no_mask.copy()
+        acting = agent == self.agent_selection and not self._finished[0] and not self.terminations[agent]
+        mask = self._mask.view(np.int8).copy() if acting else self._no_mask.copy()
         return {"observation": obs, "action_mask": mask}
 
     def state(self) -> np.ndarray:
@@ -132,7 +133,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo naming)
         self._cumulative_rewards[agent] = 0.0
         for i, a in enumerate(self.possible_agents):
             self.rewards[a] = float(step_rewards[i])
-        if self.table.finished[0]:
+        if self._finished[0]:
             self.terminations = {a: True for a in self.agents}
         self._accumulate_rewards()
         self._refresh()

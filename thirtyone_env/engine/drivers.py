@@ -72,10 +72,27 @@ def _step_table(s, rng, decks, params, action, autoreset, off, obs, mask, reward
 
 
 @njit(**JIT)
-def _step_at(states, rngs, decks, params, i, action, autoreset, off, obs, masks, rewards, scratch):
+def _step_at(states, rngs, decks, params, i, action, autoreset, off, obs, masks, players, rewards, dones, scratch):
     """One table of a batch (the PettingZoo env's path: no loop, no threads)."""
-    return _step_table(states[i], rngs[i], decks[i], params, action, autoreset, off, obs[i], masks[i],
-                       rewards[i], scratch[i])
+    dones[i] = _step_table(states[i], rngs[i], decks[i], params, action, autoreset, off, obs[i], masks[i],
+                           rewards[i], scratch[i])
+    players[i] = states[i, S_CURRENT]
+
+
+@njit(**JIT)
+def _step_at_lean(states, rngs, decks, params, i, action, masks, players, rewards, dones):
+    """``_step_at`` without observation or autoreset (the PettingZoo env's case): half the arguments
+    and code, which is a third of the time of a step through this path."""
+    s = states[i]
+    if s[S_DONE] == 1:  # a finished table stays as it is
+        rewards[i, :] = 0
+    elif 0 <= action < masks.shape[1] and masks[i, action]:
+        _step(s, rngs[i], decks[i], params, action, rewards[i])
+    else:
+        _forfeit(s, s[S_CURRENT], rewards[i])
+    _legal_mask(s, params, masks[i])
+    dones[i] = s[S_DONE] == 1
+    players[i] = s[S_CURRENT]
 
 
 @njit(**JIT)
@@ -130,6 +147,15 @@ def _step_rows(states, rngs, decks, params, rows, actions, autoreset, off, obs, 
         players[b] = states[b, S_CURRENT]
 
 
+def _step_all(states, rngs, decks, params, actions, autoreset, off, obs, masks, players, rewards, dones, scratch):
+    """``_step_rows`` over every table: indexing by the loop variable itself is measurably faster
+    (18% at 4096 tables with observations) than going through a rows array."""
+    for b in prange(states.shape[0]):
+        dones[b] = _step_table(states[b], rngs[b], decks[b], params, actions[b], autoreset, off, obs[b], masks[b],
+                               rewards[b], scratch[b])
+        players[b] = states[b, S_CURRENT]
+
+
 def _observe_rows(states, params, rows, seats, off, out):
     for r in prange(rows.shape[0]):
         b = rows[r]
@@ -145,6 +171,7 @@ def _global_state_rows(states, params, rows, off, out):
 class Drivers(NamedTuple):
     reset: types.FunctionType
     step: types.FunctionType
+    step_all: types.FunctionType
     observe: types.FunctionType
     global_state: types.FunctionType
 
@@ -158,7 +185,8 @@ def _compile(fn: types.FunctionType, parallel: bool):
 
 
 def make_drivers(parallel: bool) -> Drivers:
-    return Drivers(*(_compile(fn, parallel) for fn in (_reset_rows, _step_rows, _observe_rows, _global_state_rows)))
+    loops = (_reset_rows, _step_rows, _step_all, _observe_rows, _global_state_rows)
+    return Drivers(*(_compile(fn, parallel) for fn in loops))
 
 
 PARALLEL = make_drivers(True)

@@ -164,6 +164,12 @@ class Tables:
         self.rewards = np.zeros((n, self.num_players), np.float32)
         self.done = np.zeros(n, np.bool_)
         self.seed(seed)
+        # what every step passes to the kernels, gathered once (updated in place; see _decks)
+        self._outputs = (self._obs_offsets, self.obs, self.mask, self.player, self.rewards, self.done, self._scratch)
+        self._at_outputs = (self._obs_offsets, self.obs, self.mask, self.player, self._step_rewards, self.done,
+                            self._scratch)
+        self._full_drivers = self._drivers(self._all)
+        self._lean = not (self._observe or self.autoreset)  # step_at's short kernel applies
 
         # named read-only views of the state: they follow every step
         s, p = self._states, self.num_players
@@ -179,6 +185,15 @@ class Tables:
         self.stock_size = _read_only(s[:, S_STOCK_N])
         self.decisions = _read_only(s[:, S_DECISIONS])  # decisions taken this episode
 
+    @property
+    def _decks(self) -> np.ndarray:
+        """Stacked decks per table, int16 [N, Q, 52]; replacing them refreshes the kernels' arguments."""
+        return self._engine[2]
+
+    @_decks.setter
+    def _decks(self, decks: np.ndarray) -> None:
+        self._engine = (self._states, self._rngs, decks, self._params)
+
     def _drivers(self, rows: np.ndarray) -> D.Drivers:
         """Threads pay off only for enough rows (a partial step of a few tables runs serially)."""
         return D.PARALLEL if self.parallel and len(rows) >= self.PARALLEL_FROM else D.SERIAL
@@ -190,14 +205,14 @@ class Tables:
     # -- seeding and resets -------------------------------------------------------------------
     def seed(self, seed: int | None, rows: Sequence[int] | np.ndarray | None = None) -> None:
         """Table ``i`` draws from stream ``i`` of ``seed`` (None: fresh OS entropy)."""
-        entropy = np.random.SeedSequence(seed).entropy
+        entropy = seed if isinstance(seed, (int, np.integer)) else np.random.SeedSequence(seed).entropy
         for i in self._all if rows is None else rows:
             self._rngs[i] = seed_rng(entropy, int(i))
 
     def seed_streams(self, rows: np.ndarray, seed: int, streams: np.ndarray) -> None:
         """Table ``rows[k]`` draws from stream ``streams[k]`` of ``seed`` (e.g. one stream per
         match of a tournament, so that every entry plays the same decks)."""
-        entropy = np.random.SeedSequence(seed).entropy
+        entropy = seed if isinstance(seed, (int, np.integer)) else np.random.SeedSequence(seed).entropy
         for i, stream in zip(rows, streams, strict=True):
             self._rngs[i] = seed_rng(entropy, int(stream))
 
@@ -217,15 +232,14 @@ class Tables:
         rows = self._all if rows is None else np.asarray(rows, np.int64)
         if seed is not None:
             self.seed(seed, rows)
-        if decks is not None:
+        if decks is not None and (len(decks) or self._decks.shape[1]):  # nothing to do: none before, none now
             stacked = check_decks(decks, self.rules)
             if stacked.shape[0] != self._decks.shape[1]:
                 self._decks = np.full((self.num_tables, stacked.shape[0], MAXD), -1, np.int16)
             self._decks[rows] = stacked
         self._drivers(rows).reset(
-            self._states, self._rngs, self._decks, self._params, self.num_players, self._episode_deal,
-            check_dealer(dealer, self.num_players), rows, self._obs_offsets, self.obs, self.mask, self.player,
-            self.done, self._scratch,
+            *self._engine, self.num_players, self._episode_deal, check_dealer(dealer, self.num_players), rows,
+            self._obs_offsets, self.obs, self.mask, self.player, self.done, self._scratch,
         )
         self.rewards[rows] = 0
         return self.obs, self.mask, self.player
@@ -241,34 +255,39 @@ class Tables:
         next call: copy what you keep.
         """
         given = actions
-        actions = self._check_shape(actions)
+        if not (type(actions) is np.ndarray and actions.dtype == np.int64 and actions.shape == self._all.shape):
+            actions = self._check_shape(actions)  # the fast path above is the common case: skip the checks
         if rows is None:
-            rows = self._all
+            if self.illegal_action == "raise" and D._count_illegal(actions, self.mask, self._all):
+                self.check_actions(given, self._all)  # raises, naming the tables
+            self._full_drivers.step_all(*self._engine, actions, self.autoreset, *self._outputs)
         else:
             rows = np.asarray(rows, np.int64)
             self.rewards[:] = 0
             self.done[:] = False
-        if self.illegal_action == "raise" and D._count_illegal(actions, self.mask, rows):
-            self.check_actions(given, rows)  # raises, naming the tables
-        self._drivers(rows).step(
-            self._states, self._rngs, self._decks, self._params, rows, actions, self.autoreset,
-            self._obs_offsets, self.obs, self.mask, self.player, self.rewards, self.done, self._scratch,
-        )
+            if self.illegal_action == "raise" and D._count_illegal(actions, self.mask, rows):
+                self.check_actions(given, rows)
+            self._drivers(rows).step(*self._engine, rows, actions, self.autoreset, *self._outputs)
         return self.obs, self.mask, self.player, self.rewards, self.done
 
     def step_at(self, i: int, action: int, who: str | None = None) -> np.ndarray:
-        """Step table ``i`` alone (no batch overhead); returns its rewards for this step (float64).
+        """Step table ``i`` alone (no batch overhead); returns its rewards for this step (float64, by seat).
 
         ``who`` names the seat in the error an illegal action raises (``"raise"``).
         """
-        legal = self.is_legal(i, action)
-        if not legal and self.illegal_action == "raise":
-            raise ValueError(self.illegal_message(i, action, who))
-        self.done[i] = D._step_at(
-            self._states, self._rngs, self._decks, self._params, i, int(action) if legal else -1, self.autoreset,
-            self._obs_offsets, self.obs, self.mask, self._step_rewards, self._scratch,
-        )
-        self.player[i] = self._states[i, S_CURRENT]
+        try:  # is_legal, inlined: this is the PettingZoo env's path, once per decision
+            a = int(action)
+            legal = a == action and 0 <= a < self.num_actions and self.mask[i, a]
+        except (TypeError, ValueError, OverflowError):
+            legal = False
+        if not legal:
+            if self.illegal_action == "raise":
+                raise ValueError(self.illegal_message(i, action, who))
+            a = -1
+        if self._lean:
+            D._step_at_lean(*self._engine, i, a, self.mask, self.player, self._step_rewards, self.done)
+        else:
+            D._step_at(*self._engine, i, a, self.autoreset, *self._at_outputs)
         return self._step_rewards[i, : self.num_players]
 
     def is_legal(self, i: int, action: Any) -> bool:
