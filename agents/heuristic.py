@@ -91,10 +91,18 @@ def knock_table(rules: Rules, overrides: dict[int, list[int]] | None = None) -> 
 
 
 # -- the parts of a decision ------------------------------------------------------------
+# scratch row of a decision: the live card ids, then per suit and value t (0..12) how many live cards
+# of that suit are worth at least t and their total value, then membership. With those suffix sums the
+# expected gain of a draw takes four steps (one per suit) instead of one per live card.
+LIVE, CNT_GE, SUM_GE, IS_LIVE, SCRATCH = 0, 52, 104, 156, 208
+
+
 @njit(**INLINE)
-def _live(obs, off, params, n, live):
+def _live(obs, off, params, n, scratch):
     """Card ids that may still come from the stock (not ours, not discarded, not known held)."""
     d = params[P_DECK_SIZE]
+    ranks = params[P_RANKS]
+    scratch[CNT_GE:SCRATCH] = 0
     count = 0
     for c in range(d):
         if obs[off[E.HAND] + c] != 0 or obs[off[E.DISCARD_PILE] + c] != 0:
@@ -105,46 +113,65 @@ def _live(obs, off, params, n, live):
                 held = True
                 break
         if not held:
-            live[count] = c
+            scratch[LIVE + count] = c
+            value = params[P_VALUES + c]
+            scratch[CNT_GE + (c // ranks) * 13 + value] += 1
+            scratch[SUM_GE + (c // ranks) * 13 + value] += value
+            scratch[IS_LIVE + c] = 1
             count += 1
+    for s in range(4):  # suffix sums: value t holds the totals over values >= t
+        for value in range(11, -1, -1):
+            scratch[CNT_GE + s * 13 + value] += scratch[CNT_GE + s * 13 + value + 1]
+            scratch[SUM_GE + s * 13 + value] += scratch[SUM_GE + s * 13 + value + 1]
     return count
 
 
 @njit(**INLINE)
-def _potential(a, b, c, v, live, nlive, params):
+def _kept2(a, b, c, suit, params):
+    """Twice the sum of the two highest values among cards a, b, c of ``suit``: what a drawn card
+    of that suit would join."""
+    ranks = params[P_RANKS]
+    m1, m2 = 0, 0
+    for card in (a, b, c):
+        if card // ranks == suit:
+            x = params[P_VALUES + card]
+            if x > m1:
+                m2, m1 = m1, x
+            elif x > m2:
+                m2 = x
+    return 2 * (m1 + m2)
+
+
+@njit(**INLINE)
+def _potential(a, b, c, v, scratch, nlive, params):
     """Expected doubled gain of one more card drawn uniformly from the live cards."""
     if nlive == 0:
         return 0.0
     ranks = params[P_RANKS]
-    sa, sb, sc = a // ranks, b // ranks, c // ranks
-    va, vb, vc = params[P_VALUES + a], params[P_VALUES + b], params[P_VALUES + c]
     ra, rb, rc = a % ranks, b % ranks, c % ranks
     pair = ra if (ra == rb or ra == rc) else (rb if rb == rc else -1)
     total = 0
-    for i in range(nlive):
-        x = live[i]
-        s = x // ranks
-        m1, m2 = 0, 0  # the two highest values of the hand in the drawn card's suit
-        for sv, vv in ((sa, va), (sb, vb), (sc, vc)):
-            if sv == s:
-                if vv > m1:
-                    m2, m1 = m1, vv
-                elif vv > m2:
-                    m2 = vv
-        new = 2 * (params[P_VALUES + x] + m1 + m2)
-        if pair >= 0 and x % ranks == pair:
-            new = max(new, triple_value2(x, params))
-        if new > v:
-            total += new - v
+    for s in range(4):
+        kept = _kept2(a, b, c, s, params)
+        # a drawn card of value x gains 2x + kept - v when that is positive: x > (v - kept) / 2
+        t = min(max((v - kept) // 2 + 1, 0), 12)
+        total += 2 * scratch[SUM_GE + s * 13 + t] + (kept - v) * scratch[CNT_GE + s * 13 + t]
+    if pair >= 0:  # a live card of the pair's rank may make three of a kind: count it at its best
+        for s in range(4):
+            x = s * ranks + pair
+            if x < params[P_DECK_SIZE] and scratch[IS_LIVE + x]:
+                plain = 2 * params[P_VALUES + x] + _kept2(a, b, c, s, params)
+                best = max(plain, triple_value2(x, params))
+                total += max(best - v, 0) - max(plain - v, 0)
     return total / nlive
 
 
 @njit(**INLINE)
-def _score(a, b, c, w, live, nlive, params):
+def _score(a, b, c, w, scratch, nlive, params):
     v = hand_value2(a, b, c, params)
     if w == 0.0:
         return float(v)
-    return v + w * _potential(a, b, c, v, live, nlive, params)
+    return v + w * _potential(a, b, c, v, scratch, nlive, params)
 
 
 @njit(**INLINE)
@@ -171,12 +198,11 @@ def _deny_cost(obs, off, params, nxt, card, deny):
 
 
 @njit(**INLINE)
-def _heuristic_row(obs, mask, off, params, n, table, cfg):
+def _heuristic_row(obs, mask, off, params, n, table, cfg, hand, live):
+    """``hand`` (4) and ``live`` (``SCRATCH``) are scratch rows, allocated once per batch."""
     d = params[P_DECK_SIZE]
-    hand = np.empty(4, np.int64)
     nh = _read_hand(obs, off, params, hand)
     phase = _phase(obs, off)
-    live = np.empty(52, np.int64)
     nlive = _live(obs, off, params, n, live)
     final = obs[off[E.FINAL_ROUND]] != 0
     w = 0.0 if final else cfg[C_POTENTIAL]
@@ -229,7 +255,7 @@ def _heuristic_row(obs, mask, off, params, n, table, cfg):
             else:  # two cards kept, the stock card comes next: average over the live cards
                 score = 0.0
                 for m in range(nlive):
-                    score += hand_value2(hand[i0], hand[i1], live[m], params)
+                    score += hand_value2(hand[i0], hand[i1], live[LIVE + m], params)
                 score /= max(nlive, 1)
             score -= _deny_cost(obs, off, params, nxt, card, cfg[C_DENY])
             score -= 1e-3 * params[P_VALUES + card]  # ties: throw the lower card
@@ -243,8 +269,10 @@ def _heuristic_row(obs, mask, off, params, n, table, cfg):
 
 @njit(parallel=True, **JIT)
 def _heuristic_batch(obs, mask, off, params, n, table, cfg, out):
+    hands = np.empty((obs.shape[0], 4), np.int64)
+    scratch = np.empty((obs.shape[0], SCRATCH), np.int64)
     for b in prange(obs.shape[0]):
-        out[b] = _heuristic_row(obs[b], mask[b], off, params, n, table, cfg)
+        out[b] = _heuristic_row(obs[b], mask[b], off, params, n, table, cfg, hands[b], scratch[b])
 
 
 class HeuristicAgent(BaseAgent):
@@ -273,7 +301,7 @@ class HeuristicAgent(BaseAgent):
     def act(self, obs: dict) -> int:
         row, mask = self._check_one(obs)
         args = (self.offsets, self.params, self.num_players, self.table, self.cfg)
-        return int(_heuristic_row(row, mask, *args))
+        return int(_heuristic_row(row, mask, *args, np.empty(4, np.int64), np.empty(SCRATCH, np.int64)))
 
     def act_batch(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         obs, mask = self._check_batch(obs, mask)

@@ -197,7 +197,7 @@ class ThirtyOneVectorEnv(VectorEnv):
         if resetting.size:  # NEXT_STEP: their action is ignored, the new episode's first observation returned
             self._start(resetting)
             self._autoreset[resetting] = False
-        t.step(actions, rows=active)
+        t.step(actions, rows=None if active.size == self.num_envs else active)
         self._rewards[active] += t.rewards[active, self.seat[active]]
         finished = [active[t.done[active]]]
         self._play_opponents(active[~t.done[active]], finished)
