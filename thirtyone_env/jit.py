@@ -1,7 +1,52 @@
-"""Numba options, in one place, for the engine and for agents that compile their own kernels."""
+"""Numba options in one place, and a guard that keeps numba's on-disk cache honest.
+
+Numba keys a cached kernel by its own file's timestamp only. Our kernels inline functions
+from other modules (the drivers inline ``turn``, ``deal`` and ``observe``; the agents inline
+``hands``), so after an edit to one of those a cached kernel would go on running the old
+code. On first import, ``guard_cache`` compares the size and modification time of every
+source file of the packages that hold kernels with the stamp left by the last import, and
+deletes those packages' cached kernels when anything changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
 
 JIT = dict(cache=True, nogil=True)
 # the per-decision path: numba does not inline one compiled function into another, and a
 # call that passes arrays costs as much as a hand value (the deal and settlement stay calls:
 # inlining them too made the parallel drivers take 20 GB to compile)
 INLINE = dict(JIT, inline="always")
+
+KERNEL_PACKAGES = ("thirtyone_env", "agents", "train")
+STAMP = "numba-sources.stamp"
+ROOT = Path(__file__).resolve().parent.parent  # the folder that holds the packages
+
+
+def guard_cache(root: Path = ROOT) -> bool:
+    """Drop cached kernels of ``KERNEL_PACKAGES`` under ``root`` if any of their sources changed.
+
+    Returns True when it dropped them. Quietly does nothing where it cannot write.
+    """
+    packages = [root / name for name in KERNEL_PACKAGES if (root / name / "__init__.py").is_file()]
+    sources = sorted(f for package in packages for f in package.rglob("*.py") if "__pycache__" not in f.parts)
+    digest = hashlib.sha256()
+    for f in sources:
+        info = f.stat()
+        digest.update(f"{f.relative_to(root)}:{info.st_size}:{info.st_mtime_ns}\n".encode())
+    stamp = root / "thirtyone_env" / "__pycache__" / STAMP
+    try:
+        if stamp.is_file() and stamp.read_text() == digest.hexdigest():
+            return False
+        for package in packages:
+            for cached in (*package.rglob("__pycache__/*.nbi"), *package.rglob("__pycache__/*.nbc")):
+                cached.unlink(missing_ok=True)
+        stamp.parent.mkdir(exist_ok=True)
+        stamp.write_text(digest.hexdigest())
+    except OSError:
+        return False
+    return True
+
+
+guard_cache()
