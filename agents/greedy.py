@@ -21,7 +21,7 @@ from numba import njit, prange
 from agents.base import BaseAgent
 from thirtyone_env import encoding as E
 from thirtyone_env.actions import DISCARD0, DRAW_DISCARD, DRAW_STOCK, KNOCK, PASS
-from thirtyone_env.jit import INLINE, JIT
+from thirtyone_env.jit import INLINE, jit_variants
 from thirtyone_env.rules import P_DECK_SIZE, P_VALUES, Rules
 
 
@@ -116,10 +116,12 @@ def _greedy_row(obs, mask, off, params, knock2):
     return action
 
 
-@njit(parallel=True, **JIT)
-def _greedy_batch(obs, mask, off, params, knock2, out):
+def _greedy_rows(obs, mask, off, params, knock2, out):
     for b in prange(obs.shape[0]):
         out[b] = _greedy_row(obs[b], mask[b], off, params, knock2)
+
+
+_greedy_batch = jit_variants(_greedy_rows)
 
 
 class GreedyAgent(BaseAgent):
@@ -145,5 +147,5 @@ class GreedyAgent(BaseAgent):
     def act_batch(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         obs, mask = self._check_batch(obs, mask)
         out = np.empty(obs.shape[0], np.int64)
-        _greedy_batch(obs, mask, self.offsets, self.params, self._knock2, out)
+        _greedy_batch.for_rows(len(obs))(obs, mask, self.offsets, self.params, self._knock2, out)
         return out

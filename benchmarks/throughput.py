@@ -22,6 +22,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import gymnasium
 import numba
 import numpy as np
 from numba import njit, prange
@@ -29,11 +30,15 @@ from numba import njit, prange
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import peers  # noqa: E402 (the sibling module, also when run as a script)
 
+import thirtyone_env  # noqa: E402, F401 (registers ThirtyOne-v0)
 from thirtyone_env import thirtyone_v0  # noqa: E402
 from thirtyone_env.vector import VectorThirtyOne  # noqa: E402
 
 BATCHES = (1, 256, 4096, 16384)
 PGX_BATCH = 4096
+LEARNER_BATCH = 4096  # make_vec's target batch
+SYNC_BATCH = 64  # SyncVectorEnv runs one Python loop per table: its speed hardly depends on the batch
+LEARNER_OPPONENTS = "heuristic"
 
 
 @dataclass
@@ -112,6 +117,43 @@ def vector_chunk(batch: int, players: int, preset: str, observe: bool) -> peers.
         return steps * batch, matches
 
     return chunk
+
+
+# -- learner steps: one seat learns, the others are played by an agent ----------------------------
+def learner_chunk(env, batch: int) -> peers.Chunk:
+    """Random legal learner actions on a Gymnasium vector env (``info["action_mask"]``); counts learner
+    steps and finished episodes."""
+    _, info = env.reset(seed=0)
+    actions = np.zeros(batch, np.int64)
+    state = {"mask": info["action_mask"]}
+    sample = sample_parallel if batch >= 256 else sample_serial
+    steps = max(1, 8192 // batch)
+
+    def chunk() -> tuple[int, int]:
+        episodes = 0
+        for _ in range(steps):
+            sample(state["mask"], actions)
+            _, _, terminated, truncated, info = env.step(actions)
+            state["mask"] = info["action_mask"]
+            episodes += int((terminated | truncated).sum())
+        return steps * batch, episodes
+
+    return chunk
+
+
+def make_vec_chunk(batch: int, players: int, preset: str, opponents: str) -> peers.Chunk:
+    env = gymnasium.make_vec("ThirtyOne-v0", num_envs=batch, vectorization_mode="vector_entry_point",
+                             preset=preset, num_players=players, opponents=opponents)
+    return learner_chunk(env, batch)
+
+
+def sync_vector_chunk(batch: int, players: int, preset: str, opponents: str) -> peers.Chunk:
+    """The path a Gymnasium user had before ``make_vec``: ``SyncVectorEnv`` over ``SingleAgentEnv``."""
+    from thirtyone_env.wrappers import SingleAgentEnv
+
+    env = gymnasium.vector.SyncVectorEnv(
+        [lambda: SingleAgentEnv(preset, players, opponents=opponents) for _ in range(batch)])
+    return learner_chunk(env, batch)
 
 
 # -- the toy upper bound: draw the top card, throw a random one of four, no rules ---------
@@ -194,8 +236,8 @@ def ratio(ours: Row, peer: Row) -> str:
     return f"{ours.decisions / peer.decisions:.1f}x"
 
 
-def targets(ours_aec: Row, leduc: Row, ours_4096: Row, pgx_row: Row) -> list[str]:
-    """Issue 3's throughput targets, each with its verdict in this run."""
+def targets(ours_aec: Row, leduc: Row, ours_4096: Row, pgx_row: Row, learner: Row, sync: Row) -> list[str]:
+    """The throughput targets (issues 3 and 14), each with its verdict in this run."""
 
     def verdict(value: float | None, goal: float) -> str:
         return "n/a (peer not installed)" if value is None else ("met" if value >= goal else "NOT met")
@@ -205,6 +247,9 @@ def targets(ours_aec: Row, leduc: Row, ours_4096: Row, pgx_row: Row) -> list[str
         f"VectorThirtyOne @4096 with observations >= 5e6 decisions/s: {verdict(ours_4096.decisions, 5e6)}",
         f"VectorThirtyOne @4096 >= 3x pgx leduc_holdem @4096: {verdict(over(ours_4096, pgx_row), 3)}",
         f"thirtyone_v0 AEC >= 3x PettingZoo leduc_holdem_v4: {verdict(over(ours_aec, leduc), 3)}",
+        f"make_vec @{LEARNER_BATCH} vs {LEARNER_OPPONENTS} >= 1e6 learner steps/s: {verdict(learner.decisions, 1e6)}",
+        f"make_vec @{LEARNER_BATCH} >= 20x SyncVectorEnv(SingleAgentEnv), same opponents: "
+        f"{verdict(over(learner, sync), 20)}",
     ]
 
 
@@ -277,6 +322,15 @@ def main() -> None:
         )
         for o in (True, False)
     ]
+    learner = measure(
+        rows, Row(f"make_vec ThirtyOneVectorEnv ({preset}, {n}p)", f"learner steps vs {LEARNER_OPPONENTS}",
+                  LEARNER_BATCH),
+        lambda: make_vec_chunk(LEARNER_BATCH, n, preset, LEARNER_OPPONENTS), seconds,
+    )
+    sync = measure(
+        rows, Row("SyncVectorEnv(SingleAgentEnv)", f"learner steps vs {LEARNER_OPPONENTS}", SYNC_BATCH),
+        lambda: sync_vector_chunk(SYNC_BATCH, n, preset, LEARNER_OPPONENTS), seconds,
+    )
     toy_row = Row("toy numba draw/discard (no rules)", "njit prange", 4096)
     toy = measure(rows, toy_row, lambda: toy_chunk(4096), seconds)
 
@@ -304,6 +358,9 @@ def main() -> None:
     for g in gin:
         if g.decisions:
             g.note = f"thirtyone_v0 = {ratio(ours_aec, g)}"
+    if learner.decisions and sync.decisions:
+        learner.note = f"{ratio(learner, sync)} SyncVectorEnv"
+        sync.note = f"make_vec = {ratio(learner, sync)}"
     if toy.decisions:
         toy.note = f"VectorThirtyOne @4096 reaches {ours_4096.decisions / toy.decisions:.0%} of it"
 
@@ -319,6 +376,9 @@ def main() -> None:
         f"{versions}. {seconds:g} s per row. Ours: preset `{preset}`, {n} players, match episodes."
     )
     print()
+    print("Learner-step rows count the learner's decisions only (the opponents' moves are inside a step)"
+          " and episodes instead of matches.")
+    print()
     print("| environment | API | batch | decisions/s | best chunk | matches/s | ratio (decisions/s) |")
     print("|---|---|---:|---:|---:|---:|---|")
     toy.matches = None  # it has no rules, hence no matches
@@ -326,7 +386,7 @@ def main() -> None:
         rates = f"{fmt(r.decisions)} | {fmt(r.best)} | {fmt(r.matches)}"
         print(f"| {r.name} | {r.api} | {r.batch} | {rates} | {r.note} |")
     print()
-    for line in targets(ours_aec, leduc, ours_4096, pgx_row):
+    for line in targets(ours_aec, leduc, ours_4096, pgx_row, learner, sync):
         print(f"- target {line}")
     for line in compile_lines:
         print(f"- JIT, {line}")

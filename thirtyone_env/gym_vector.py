@@ -54,6 +54,35 @@ def _scale_rows(obs, scale, out):
             out[b, j] = np.float32(obs[b, j]) / scale[j]
 
 
+@njit(**JIT)
+def _waiting(rows, player, seat):
+    """The rows where an opponent, not the learner, is to act."""
+    out = np.empty(rows.shape[0], np.int64)
+    k = 0
+    for b in rows:
+        if player[b] != seat[b]:
+            out[k] = b
+            k += 1
+    return out[:k]
+
+
+@njit(**JIT)
+def _after_opponents(rows, seat, rewards, done, player, learner_rewards, ended):
+    """After the opponents' step at ``rows``: the learner's reward, the episodes that ended (into
+    ``ended``, their count returned) and the rows where an opponent acts again."""
+    out = np.empty(rows.shape[0], np.int64)
+    k = n_ended = 0
+    for b in rows:
+        learner_rewards[b] += rewards[b, seat[b]]
+        if done[b]:
+            ended[n_ended] = b
+            n_ended += 1
+        elif player[b] != seat[b]:
+            out[k] = b
+            k += 1
+    return out[:k], n_ended
+
+
 def reseed(agent: Any, seed: int) -> None:
     """Reseed an agent through ``seed(int)`` if it has one, else a ``rng`` Generator attribute."""
     if callable(getattr(agent, "seed", None)):
@@ -194,13 +223,14 @@ class ThirtyOneVectorEnv(VectorEnv):
         active = np.flatnonzero(~self._autoreset)
         if t.illegal_action == "raise":
             t.check_actions(actions, active)  # before anything changes
+        # every table at once: a table waiting for its reset is finished, and the engine leaves it be
+        t.step(actions, check=False)
+        self._rewards[active] += t.rewards[active, self.seat[active]]
+        finished, playing = [active[t.done[active]]], active[~t.done[active]]  # read before the resets step
         if resetting.size:  # NEXT_STEP: their action is ignored, the new episode's first observation returned
             self._start(resetting)
             self._autoreset[resetting] = False
-        t.step(actions, rows=None if active.size == self.num_envs else active)
-        self._rewards[active] += t.rewards[active, self.seat[active]]
-        finished = [active[t.done[active]]]
-        self._play_opponents(active[~t.done[active]], finished)
+        self._play_opponents(playing, finished)
         terminated[np.concatenate(finished)] = True
         self._steps[active] += 1
         if self.max_episode_steps is not None:
@@ -267,17 +297,15 @@ class ThirtyOneVectorEnv(VectorEnv):
     def _play_opponents(self, rows: np.ndarray, finished: list[np.ndarray]) -> None:
         """Other seats act at ``rows`` until each learner is to act or its episode ends (appended to ``finished``)."""
         t = self.tables
-        pending = rows[t.player[rows] != self.seat[rows]]
+        pending = _waiting(rows, t.player, self.seat)
         actions = np.zeros(self.num_envs, np.int64)
+        ended = np.empty(self.num_envs, np.int64)
         while pending.size:
             self._opponent_actions(pending, actions)
             t.step(actions, rows=pending)
-            self._rewards[pending] += t.rewards[pending, self.seat[pending]]
-            done = t.done[pending]
-            if done.any():
-                finished.append(pending[done])
-                pending = pending[~done]
-            pending = pending[t.player[pending] != self.seat[pending]]
+            pending, count = _after_opponents(pending, self.seat, t.rewards, t.done, t.player, self._rewards, ended)
+            if count:
+                finished.append(ended[:count].copy())
 
     def _opponent_actions(self, rows: np.ndarray, actions: np.ndarray) -> None:
         """Each opponent agent answers, in one batch, every row where it is to act."""

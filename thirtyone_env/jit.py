@@ -11,13 +11,43 @@ deletes those packages' cached kernels when anything changed.
 from __future__ import annotations
 
 import hashlib
+import types
 from pathlib import Path
+from typing import NamedTuple
+
+from numba import njit
 
 JIT = dict(cache=True, nogil=True)
 # the per-decision path: numba does not inline one compiled function into another, and a
 # call that passes arrays costs as much as a hand value (the deal and settlement stay calls:
 # inlining them too made the parallel drivers take 20 GB to compile)
 INLINE = dict(JIT, inline="always")
+
+PARALLEL_FROM = 256  # rows from which threads pay off (fewer: waking them costs more than the work)
+
+
+class Variants(NamedTuple):
+    parallel: types.FunctionType
+    serial: types.FunctionType
+
+    def for_rows(self, rows: int) -> types.FunctionType:
+        return self.parallel if rows >= PARALLEL_FROM else self.serial
+
+
+def jit_variants(fn: types.FunctionType) -> Variants:
+    """``fn`` (a loop over rows written with ``prange``) jitted with threads and without.
+
+    Each variant gets its own qualified name: numba's on-disk cache is keyed by the name, not
+    by the options, so two compilations of one function would overwrite each other.
+    """
+
+    def compiled(parallel: bool) -> types.FunctionType:
+        copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+        copy.__qualname__ = f"{fn.__qualname__}_{'parallel' if parallel else 'serial'}"
+        return njit(parallel=parallel, **JIT)(copy)
+
+    return Variants(compiled(True), compiled(False))
+
 
 KERNEL_PACKAGES = ("thirtyone_env", "agents", "train")
 STAMP = "numba-sources.stamp"

@@ -31,7 +31,7 @@ from thirtyone_env.engine.layout import (
 )
 from thirtyone_env.engine.observe import _global_state, _observe
 from thirtyone_env.engine.turn import _forfeit, _legal_mask, _step
-from thirtyone_env.jit import INLINE, JIT
+from thirtyone_env.jit import INLINE, JIT, jit_variants
 
 
 # -- one table ------------------------------------------------------------------------------
@@ -176,18 +176,6 @@ class Drivers(NamedTuple):
     global_state: types.FunctionType
 
 
-def _compile(fn: types.FunctionType, parallel: bool):
-    """``fn`` jitted with or without threads. Each variant gets its own name: numba's on-disk
-    cache is keyed by the function's qualified name, not by its options."""
-    copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
-    copy.__qualname__ = f"{fn.__qualname__}_{'parallel' if parallel else 'serial'}"
-    return njit(parallel=parallel, **JIT)(copy)
-
-
-def make_drivers(parallel: bool) -> Drivers:
-    loops = (_reset_rows, _step_rows, _step_all, _observe_rows, _global_state_rows)
-    return Drivers(*(_compile(fn, parallel) for fn in loops))
-
-
-PARALLEL = make_drivers(True)
-SERIAL = make_drivers(False)
+_LOOPS = [jit_variants(fn) for fn in (_reset_rows, _step_rows, _step_all, _observe_rows, _global_state_rows)]
+PARALLEL = Drivers(*(v.parallel for v in _LOOPS))
+SERIAL = Drivers(*(v.serial for v in _LOOPS))

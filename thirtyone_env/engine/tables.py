@@ -49,6 +49,7 @@ from thirtyone_env.engine.layout import (
 )
 from thirtyone_env.engine.observe import global_state_dim
 from thirtyone_env.engine.rng import seed_rng
+from thirtyone_env.jit import PARALLEL_FROM
 from thirtyone_env.rules import Rules
 from thirtyone_env.view import DEAL_ENDS, PHASES, SEAT_STATUS, TableView
 
@@ -118,7 +119,7 @@ class Tables:
       depend on the batch size or the thread count.
     """
 
-    PARALLEL_FROM = 256
+    PARALLEL_FROM = PARALLEL_FROM
 
     def __init__(
         self,
@@ -246,26 +247,28 @@ class Tables:
 
     # -- stepping -------------------------------------------------------------------------------
     def step(
-        self, actions: np.ndarray, rows: np.ndarray | None = None
+        self, actions: np.ndarray, rows: np.ndarray | None = None, check: bool = True
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """One action per table (``actions[i]`` for table ``i``); returns ``(obs, mask, player, rewards, done)``.
 
         ``rows`` steps only those tables (``actions`` still has one entry per table; the
-        other tables report no reward and not done). The returned arrays are reused by the
-        next call: copy what you keep.
+        other tables report no reward and not done). A finished table (without autoreset)
+        stays as it is and reports done. ``check=False``: the caller has checked the actions
+        (``check_actions``). The returned arrays are reused by the next call: copy what you keep.
         """
         given = actions
         if not (type(actions) is np.ndarray and actions.dtype == np.int64 and actions.shape == self._all.shape):
             actions = self._check_shape(actions)  # the fast path above is the common case: skip the checks
+        check = check and self.illegal_action == "raise"
         if rows is None:
-            if self.illegal_action == "raise" and D._count_illegal(actions, self.mask, self._all):
+            if check and D._count_illegal(actions, self.mask, self._all):
                 self.check_actions(given, self._all)  # raises, naming the tables
             self._full_drivers.step_all(*self._engine, actions, self.autoreset, *self._outputs)
         else:
             rows = np.asarray(rows, np.int64)
             self.rewards[:] = 0
             self.done[:] = False
-            if self.illegal_action == "raise" and D._count_illegal(actions, self.mask, rows):
+            if check and D._count_illegal(actions, self.mask, rows):
                 self.check_actions(given, rows)
             self._drivers(rows).step(*self._engine, rows, actions, self.autoreset, *self._outputs)
         return self.obs, self.mask, self.player, self.rewards, self.done
