@@ -69,3 +69,36 @@ def test_two_iterations_then_legal_play(ray_local) -> None:
             env.step(action)  # raises ValueError on an illegal action
     finally:
         algo.stop()
+
+
+def test_vector_entry_point_runner_trains_on_the_batched_engine(ray_local) -> None:
+    """examples/rllib_vector_ppo.py: env runners build the vector env through Gymnasium's vector entry point."""
+    import rllib_vector_ppo as vector_example
+
+    from thirtyone_env.gym_vector import ThirtyOneVectorEnv
+
+    config = vector_example.build_config("scat", 2, "random", num_env_runners=0, num_envs_per_env_runner=8,
+                                         train_batch_size=256, minibatch_size=64, num_epochs=1, hidden=(32,), seed=0)
+    algo = config.build_algo()
+    try:
+        runner_env = algo.env_runner.env.unwrapped
+        assert isinstance(runner_env, ThirtyOneVectorEnv) and runner_env.num_envs == 8
+        module = algo.get_module()
+        before = [p.detach().clone() for p in module.parameters()]
+        for _ in range(2):
+            result = algo.train()
+        assert result["env_runners"]["num_env_steps_sampled_lifetime"] >= 2 * 256
+        module = algo.get_module()
+        assert any(not torch.equal(a, b) for a, b in zip(before, module.parameters(), strict=True))
+        agent = example.RLlibAgent(module, Rules.preset("scat"), 2)
+        env = thirtyone_v0.env(num_players=2, rules="scat")
+        env.reset(seed=5)
+        for _ in range(60):
+            obs, _, term, _, _ = env.last()
+            if term:
+                break
+            action = agent.act(obs)
+            assert obs["action_mask"][action] == 1
+            env.step(action)
+    finally:
+        algo.stop()
