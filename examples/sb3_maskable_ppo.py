@@ -3,8 +3,10 @@
     pip install "thirtyone-env[sb3]"
     python examples/sb3_maskable_ppo.py --preset scat --players 2 --timesteps 100000 --opponent random
 
-The learner plays ``SingleAgentEnv`` (a random seat each match, the other seats
-played by ``--opponent``); masking comes from ``SingleAgentEnv.action_masks``.
+The learner plays ``ThirtyOneVecEnv`` (``thirtyone_env.sb3``): ``--num-envs`` tables of the
+batched engine as one Stable-Baselines3 ``VecEnv``, a random seat each match, the other seats
+played in batch by ``--opponent``; ``MaskablePPO`` reads the masks through
+``env_method("action_masks")``, and ``VecMonitor`` records the episodes.
 The evaluation seats the trained policy against ``RandomAgent`` and
 ``HeuristicAgent`` in every seat rotation on the batched engine
 (``thirtyone_env.evaluation.tournament``) and prints the learner's match win rate with a 95% interval.
@@ -25,7 +27,6 @@ from agents import make as make_agent
 from thirtyone_env import encoding
 from thirtyone_env.evaluation import tournament
 from thirtyone_env.rules import Rules
-from thirtyone_env.wrappers import SingleAgentEnv
 
 OPPONENTS = {"random": "RandomAgent", "greedy": "GreedyAgent", "heuristic": "HeuristicAgent"}
 
@@ -44,8 +45,8 @@ class Args:
     """train on whole matches (reward +1/-1 at the end) or single deals (reward: net chips)"""
     seed: int = 0
     """seeds the envs, the opponents and the network"""
-    num_envs: int = 8
-    """environments stepped together (``DummyVecEnv``)"""
+    num_envs: int = 16
+    """tables stepped together (``ThirtyOneVecEnv``)"""
     eval_matches: int = 1000
     """matches per evaluation opponent"""
     out: str = "runs/sb3_maskable_ppo"
@@ -97,26 +98,17 @@ class SB3Agent:
 def train(args: Args):
     """Returns the trained model."""
     from sb3_contrib import MaskablePPO
-    from stable_baselines3.common.vec_env import DummyVecEnv
+    from stable_baselines3.common.vec_env import VecMonitor
 
-    rules = Rules.resolve(args.preset)
+    from thirtyone_env.sb3 import ThirtyOneVecEnv
 
-    def make_env(rank: int):
-        def thunk() -> SingleAgentEnv:
-            opponents = [
-                make_agent(args.opponent, rules, args.players, seed=args.seed * 1000 + rank * 10 + k)
-                for k in range(args.players - 1)
-            ]
-            return SingleAgentEnv(rules, args.players, opponents=opponents, episode=args.episode)
-
-        return thunk
-
-    envs = DummyVecEnv([make_env(i) for i in range(args.num_envs)])
+    envs = VecMonitor(ThirtyOneVecEnv(args.num_envs, preset=args.preset, num_players=args.players,
+                                      opponents=args.opponent, episode=args.episode))
     envs.seed(args.seed)
     model = MaskablePPO(
         "MlpPolicy",
         envs,
-        n_steps=256,
+        n_steps=max(2048 // args.num_envs, 16),  # 2048 decisions per rollout, whatever the number of tables
         batch_size=256,
         n_epochs=4,
         learning_rate=3e-4,

@@ -1,4 +1,4 @@
-"""sb3-contrib ``MaskablePPO`` learns on ``SingleAgentEnv`` and then clearly beats ``RandomAgent``."""
+"""sb3-contrib ``MaskablePPO`` learns on ``ThirtyOneVecEnv`` (an SB3 VecEnv) and then beats ``RandomAgent``."""
 
 from __future__ import annotations
 
