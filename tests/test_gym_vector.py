@@ -23,12 +23,6 @@ from thirtyone_env.gym_vector import ThirtyOneVectorEnv
 from thirtyone_env.rules import Rules
 from thirtyone_env.wrappers import SingleAgentEnv
 
-SEAT_MAPPING_BUG = (
-    "gym_vector.py _start: _slot = (seat - learner) % n - 1 maps opponents[k] to the k-th seat clockwise "
-    "after the learner, not the k-th seat in seat order skipping the learner (docstring, SingleAgentEnv); "
-    "they differ when the learner is in a middle seat (3+ players, learner seat 1..n-2)"
-)
-
 
 def make(num_envs: int = 4, **kwargs) -> gym.vector.VectorEnv:
     return gym.make_vec("ThirtyOne-v0", num_envs=num_envs, vectorization_mode="vector_entry_point", **kwargs)
@@ -223,7 +217,6 @@ MIDDLE_SEAT = [
 ]
 
 
-@pytest.mark.xfail(strict=True, reason=SEAT_MAPPING_BUG)
 @pytest.mark.parametrize("preset,players,opponents,seat,episode,steps", MIDDLE_SEAT,
                          ids=["random-seat1", "random-seatrandom", "list-seat1", "list4p-seat2"])
 def test_one_table_plays_like_single_agent_env_learner_in_a_middle_seat(
@@ -526,7 +519,6 @@ def test_opponent_list_plays_the_seats_in_order(players: int, seat: int) -> None
         assert not r.wrong
 
 
-@pytest.mark.xfail(strict=True, reason=SEAT_MAPPING_BUG)
 @pytest.mark.parametrize("players,seat", [(3, 1), (3, "random"), (4, 2)])
 def test_opponent_list_plays_the_seats_in_order_learner_in_a_middle_seat(players: int, seat) -> None:
     recorders = play_with_recorders(players, seat)
@@ -679,10 +671,6 @@ def test_max_episode_steps_truncates_then_resets(autoreset: str) -> None:
         assert not truncated[cut].any()
 
 
-@pytest.mark.xfail(strict=True, reason="gym_vector.py step(): in NEXT_STEP mode info is built (line 242) before "
-                                       "the ended rows are marked for autoreset (line 257), so after a truncation "
-                                       "info['action_mask'] shows the old position's legal actions while "
-                                       "action_masks() and the dict observation's action_mask are all False")
 @pytest.mark.parametrize("observation", ["flat", "dict"])
 def test_truncation_info_mask_agrees_with_action_masks(observation: str) -> None:
     env = make(4, max_episode_steps=2, seat=0, observation=observation)
@@ -833,9 +821,19 @@ def test_bad_arguments_raise_naming_them(kwargs: dict, name: str) -> None:
         make(**base)
 
 
-@pytest.mark.xfail(strict=True, reason="gym_vector.py __init__ passes num_envs to Tables as num_tables: "
-                                       "num_envs=0 raises 'num_tables=0 is invalid', naming the engine's "
-                                       "argument instead of num_envs")
 def test_num_envs_error_names_num_envs() -> None:
     with pytest.raises(ValueError, match="num_envs"):
         make(num_envs=0)
+
+
+def test_per_table_seed_list_deals_each_table_like_a_single_env() -> None:
+    seeds = [11, 22, 33]
+    env = make(3, seat=0, opponents="greedy")
+    obs, _ = env.reset(seed=seeds)
+    for i, s in enumerate(seeds):
+        one = make(1, seat=0, opponents="greedy")
+        single, _ = one.reset(seed=s)
+        np.testing.assert_array_equal(obs[i], single[0])
+    assert not np.array_equal(obs[0], obs[1])
+    with pytest.raises(ValueError, match="one per table"):
+        env.reset(seed=[1, 2])

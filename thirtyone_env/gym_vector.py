@@ -22,7 +22,9 @@ same episodes as ``SingleAgentEnv`` with the same seed and opponents.
 - ``episode``: ``"match"`` or ``"deal"``; ``illegal_action``: ``"raise"`` (``ValueError`` naming the
   table and the legal ids; nothing changes) or ``"penalize"`` (the match ends with -1 for the learner).
 - ``reset(seed=s)`` seeds table ``i`` with stream ``i`` of ``s``, the seat draws and the opponents
-  (``seed(int)`` method or ``rng`` attribute), so a run replays exactly.
+  (``seed(int)`` method or ``rng`` attribute), so a run replays exactly; ``reset(seed=[s0, s1, ...])``
+  (one per table) deals table ``i`` like a single env reset with ``seed=si`` (seats and opponents
+  are seeded by ``s0``).
 """
 
 from __future__ import annotations
@@ -143,6 +145,8 @@ class ThirtyOneVectorEnv(VectorEnv):
         preset: str | None = None,
     ):
         rules = Rules.resolve(preset if preset is not None else rules)
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs={num_envs!r} is invalid; allowed: an integer >= 1")
         self.tables = Tables(num_envs, num_players, rules, seed=None, episode=episode, observe=True,
                              illegal_action=illegal_action, autoreset=False)
         self.rules, self.num_envs, self.num_players = rules, int(num_envs), int(num_players)
@@ -195,8 +199,11 @@ class ThirtyOneVectorEnv(VectorEnv):
     # -- gymnasium API ---------------------------------------------------------------------
     def reset(self, *, seed: int | list[int] | None = None, options: dict | None = None):
         """New episodes on every table (or ``options["reset_mask"]``'s). ``seed`` replays exactly."""
-        if isinstance(seed, (list, tuple)):
-            seed = seed[0]
+        table_seeds = None
+        if isinstance(seed, (list, tuple, np.ndarray)):  # one seed per table, as Gymnasium's vector envs take
+            if len(seed) != self.num_envs:
+                raise ValueError(f"seed: expected {self.num_envs} seeds (one per table), got {len(seed)}")
+            table_seeds, seed = [int(s) for s in seed], int(seed[0])
         if seed is not None:
             self._np_random, self._np_random_seed = gymnasium.utils.seeding.np_random(seed)
             distinct = {id(a): a for group in self._groups for a in group}
@@ -207,6 +214,10 @@ class ThirtyOneVectorEnv(VectorEnv):
         rows = np.arange(self.num_envs)
         if options and "reset_mask" in options:
             rows = np.flatnonzero(np.asarray(options["reset_mask"], np.bool_))
+        if table_seeds is not None:
+            for i in rows:  # table i deals like a single env seeded with seed[i] (its stream 0)
+                self.tables.seed_streams(np.array([i]), table_seeds[i], np.array([0]))
+            seed = None
         self._start(rows, seed)
         self._autoreset[rows] = False
         return self._observation(), self._info()
@@ -239,8 +250,10 @@ class ThirtyOneVectorEnv(VectorEnv):
         ended = np.flatnonzero(terminated | truncated)
         if ended.size:
             self._final[ended] = t.observe(self.seat, rows=ended)[ended]
-        info = self._info()
         rewards = self._rewards.copy()  # before a same-step reset plays the new episodes' first moves
+        if self.autoreset_mode == AutoresetMode.NEXT_STEP:
+            self._autoreset[ended] = True  # their masks are empty until the next step resets them
+        info = self._info()
         if self.autoreset_mode == AutoresetMode.SAME_STEP and ended.size:
             final_obs = self._scaled(self._final[ended])
             final_info = self._info()
@@ -253,8 +266,6 @@ class ThirtyOneVectorEnv(VectorEnv):
             info["_final_obs"][ended] = True
             info["final_info"] = final_info
             info["_final_info"] = info["_final_obs"].copy()
-        else:
-            self._autoreset[ended] = True
         obs = self._observation(final=ended if self.autoreset_mode == AutoresetMode.NEXT_STEP else None)
         return obs, rewards, terminated, truncated, info
 
@@ -283,8 +294,9 @@ class ThirtyOneVectorEnv(VectorEnv):
             self.seat[rows] = self._np_random.integers(self.num_players, size=rows.size)
         if len(self._groups) > 1:
             self._group[rows] = self._np_random.choice(len(self._groups), rows.size, p=self._group_weights)
-        rel = (np.arange(self.num_players)[None, :] - self.seat[rows, None]) % self.num_players
-        self._slot[rows] = rel - 1  # the learner's own entry (-1) is never used
+        # opponent slot k is the k-th seat in seat order skipping the learner's (as SingleAgentEnv)
+        seats = np.arange(self.num_players)[None, :]
+        self._slot[rows] = seats - (seats > self.seat[rows, None])  # the learner's own entry is never used
         self._steps[rows] = 0
         while pending.size:
             t.reset(rows=pending)
