@@ -15,6 +15,9 @@ figures) comes from ``tournament``. Its rules:
   puts agent 0 in seat k mod n and the others around it; a list is a seat pattern that is
   rotated match by match.
 - **Intervals**: 95% Wilson score intervals of each agent's win rate.
+- **Duplicate play** (``paired``): every deck stream is played once per seat, the focus agent
+  taking each seat in turn, so luck of the cards cancels; intervals are paired (over streams),
+  and two agents compared against the same opponent on the same streams get a paired difference.
 """
 
 from __future__ import annotations
@@ -78,17 +81,21 @@ def seating_plan(num_agents: int, num_players: int, num_matches: int, seating: s
 
 
 def play_matches(agents: Sequence[Any], plan: np.ndarray, rules: str | Rules = "scat", seed: int = 0,
-                 num_tables: int = 256, episode: str = "match") -> np.ndarray:
+                 num_tables: int = 256, episode: str = "match", streams: np.ndarray | None = None) -> np.ndarray:
     """Play match ``k`` with agent ``plan[k, s]`` in seat ``s``; returns final rewards (matches, seats).
 
     Each table plays the next unplayed match when it finishes one, with that match's own
     random stream (paired seeds): the result depends only on the agents, the plan and the seed.
+    ``streams[k]`` is match ``k``'s stream (default ``k``; duplicate play deals one stream several times).
     """
     plan = np.asarray(plan, np.int64)
     matches, n = plan.shape
+    streams = np.arange(matches) if streams is None else np.asarray(streams, np.int64)
+    if streams.shape != (matches,):
+        raise ValueError(f"streams must hold one stream per match ({matches}), got shape {streams.shape}")
     tables = Tables(min(num_tables, matches), n, rules, seed=seed, episode=episode, autoreset=False)
     playing = np.arange(tables.num_tables)  # the match each table plays
-    tables.seed_streams(playing, seed, playing)
+    tables.seed_streams(playing, seed, streams[playing])
     obs, mask, player = tables.reset()
     next_match = tables.num_tables
     out = np.zeros((matches, n), np.float32)
@@ -108,7 +115,7 @@ def play_matches(agents: Sequence[Any], plan: np.ndarray, rules: str | Rules = "
             if starts.size:
                 playing[starts] = np.arange(next_match, next_match + starts.size)
                 next_match += starts.size
-                tables.seed_streams(starts, seed, playing[starts])
+                tables.seed_streams(starts, seed, streams[playing[starts]])
                 tables.reset(rows=starts)
             active = np.setdiff1d(active, finished[starts.size :], assume_unique=True)
     return out
@@ -220,3 +227,113 @@ def tournament(
     plan = seating_plan(len(agents), num_players, matches, seating)
     rewards = play_matches(agents, plan, rules, seed, num_tables)
     return score(agents, rules, num_players, seed, rewards, plan, names)
+
+
+# -- duplicate (paired) evaluation ------------------------------------------------------------
+def duplicate(agent: Any, opponent: Any, rules: str | Rules = "scat", num_players: int = 2, deals: int = 500,
+              seed: int = 0, num_tables: int = 256) -> np.ndarray:
+    """``agent``'s win share per (stream, seat): stream ``k`` of ``seed`` is played ``num_players``
+    times, ``agent`` in seat ``r`` of the ``r``-th and ``opponent`` in every other seat."""
+    rules = Rules.resolve(rules)
+    rules.check_num_players(num_players)
+    if isinstance(deals, bool) or not isinstance(deals, (int, np.integer)) or deals < 1:
+        raise ValueError(f"deals={deals!r} is invalid; allowed: an integer >= 1")
+    n = num_players
+    seat = np.tile(np.arange(n), deals)  # the focus seat of each match
+    plan = (np.arange(n)[None, :] != seat[:, None]).astype(np.int64)  # 0 = agent, 1 = opponent
+    streams = np.repeat(np.arange(deals), n)
+    rewards = play_matches([agent, opponent], plan, rules, seed, num_tables, streams=streams)
+    return win_shares(rewards)[np.arange(len(seat)), seat].reshape(deals, n)
+
+
+def paired_interval(values: np.ndarray, z: float = 1.96) -> tuple[float, float, float]:
+    """Mean and normal 95% interval of per-stream values (each already averaged over its seats)."""
+    x = np.asarray(values, np.float64)
+    if x.ndim != 1 or x.size < 2:
+        raise ValueError(f"a paired interval needs at least two streams, got {x.size}")
+    mean = float(x.mean())
+    half = z * float(x.std(ddof=1)) / math.sqrt(x.size)
+    return mean, mean - half, mean + half
+
+
+@dataclass
+class PairedResult:
+    """Duplicate results: ``shares[a]`` is agent ``a``'s win share per (stream, focus seat) against ``opponent``."""
+
+    rules: Rules
+    num_players: int
+    seed: int
+    names: list[str]
+    opponent: str
+    shares: list[np.ndarray] = field(repr=False)
+
+    @property
+    def deals(self) -> int:
+        return int(self.shares[0].shape[0])
+
+    @property
+    def matches(self) -> int:
+        return int(self.shares[0].size)
+
+    def win_rate(self, agent: int = 0) -> float:
+        return float(self.shares[agent].mean())
+
+    def interval(self, agent: int = 0) -> tuple[float, float]:
+        """Paired 95% interval of the win rate (over streams: the card luck of a stream cancels)."""
+        _, lo, hi = paired_interval(self.shares[agent].mean(axis=1))
+        return lo, hi
+
+    def difference(self, a: int = 0, b: int = 1) -> tuple[float, float, float]:
+        """Win rate of agent ``a`` minus agent ``b`` on the same streams, with its paired 95% interval."""
+        return paired_interval(self.shares[a].mean(axis=1) - self.shares[b].mean(axis=1))
+
+    def table(self) -> str:
+        head = (f"{self.rules.name}, {self.num_players} players, duplicate: {self.deals} deck streams x "
+                f"{self.num_players} seats = {self.matches} matches per agent against {self.opponent} "
+                f"(seed {self.seed}; fair share {1 / self.num_players:.3f})\n"
+                f"{'agent':<34} {'matches':>7} {'win rate':>8} {'paired 95% CI':>15} {'Wilson 95% CI':>15}")
+        rows = [head, "-" * len(head.splitlines()[1])]
+        for a, name in enumerate(self.names):
+            lo, hi = self.interval(a)
+            wlo, whi = wilson(float(self.shares[a].sum()), self.matches)
+            rows.append(f"{name[:34]:<34} {self.matches:>7} {self.win_rate(a):>8.3f} "
+                        f"{f'[{lo:.3f}, {hi:.3f}]':>15} {f'[{wlo:.3f}, {whi:.3f}]':>15}")
+        for b in range(1, len(self.names)):
+            mean, lo, hi = self.difference(0, b)
+            rows.append(f"difference {self.names[0]} - {self.names[b]}: {mean:+.3f} [{lo:+.3f}, {hi:+.3f}] "
+                        f"(paired over the same {self.deals} streams)")
+        return "\n".join(rows)
+
+
+def paired(
+    agents: Sequence[Any],
+    opponent: Any,
+    rules: str | Rules = "scat",
+    num_players: int = 2,
+    matches: int = 1000,
+    seed: int = 0,
+    names: Sequence[str] | None = None,
+    opponent_name: str | None = None,
+    num_tables: int = 256,
+) -> PairedResult:
+    """Each of ``agents`` in duplicate play against ``opponent`` on the same deck streams.
+
+    ``matches`` per agent, rounded up to whole streams (``num_players`` matches each). With
+    several agents the table also gives each one's paired difference from the first.
+    """
+    rules = Rules.resolve(rules)
+    rules.check_num_players(num_players)
+    if isinstance(matches, bool) or not isinstance(matches, (int, np.integer)) or matches < 2 * num_players:
+        raise ValueError(f"matches={matches!r} is invalid; allowed: an integer >= {2 * num_players} "
+                         f"(two deck streams of {num_players} seats)")
+    if not agents:
+        raise ValueError("paired needs at least one agent besides the opponent")
+    if names is not None and len(names) != len(agents):
+        raise ValueError(f"names: expected {len(agents)} names, got {len(names)}")
+    for a in [*agents, opponent]:
+        if not callable(getattr(a, "act_batch", None)):
+            raise ValueError(f"every agent needs act_batch(obs, mask); {a!r} has none")
+    deals = -(-int(matches) // num_players)
+    shares = [duplicate(a, opponent, rules, num_players, deals, seed, num_tables) for a in agents]
+    labels = list(names) if names else [agent_label(a) for a in agents]
+    return PairedResult(rules, num_players, seed, labels, opponent_name or agent_label(opponent), shares)

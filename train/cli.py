@@ -139,6 +139,9 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--mode", choices=["rotate", "one-vs-rest"], default=None,
                     help="seating (default: one-vs-rest for two agents at a bigger table, else rotate)")
     ev.add_argument("--plot", default=None, help="write the ratings PNG here")
+    ev.add_argument("--paired", action="store_true",
+                    help="duplicate play: each agent but the last against the last on the same deck streams, "
+                         "every seat in turn; paired intervals and differences from the first agent")
 
     pl = sub.add_parser("play", help="play in the terminal against bots")
     pl.add_argument("--preset", default="scat", choices=Rules.preset_names())
@@ -199,6 +202,14 @@ def cmd_eval(ns: argparse.Namespace) -> int:
     rules = Rules.preset(ns.preset)
     rules.check_num_players(ns.players)
     agent_list = [make(spec, rules, ns.players, seed=ns.seed + i) for i, spec in enumerate(ns.agents)]
+    if ns.paired:
+        from thirtyone_env.evaluation import paired
+
+        if len(agent_list) < 2:
+            raise ValueError("--paired needs at least two agents: the ones to measure, then the opponent")
+        print(paired(agent_list[:-1], agent_list[-1], rules, ns.players, ns.matches, seed=ns.seed,
+                     names=ns.agents[:-1], opponent_name=ns.agents[-1]).table())
+        return 0
     t = add_ratings(tournament(agent_list, rules, ns.players, ns.matches, seed=ns.seed, seating=ns.mode or "auto",
                                names=ns.agents))
     print(t.table())
