@@ -20,6 +20,7 @@ import dataclasses
 import os
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -611,8 +612,12 @@ class Budget:
         return self.elapsed() >= self.seconds
 
 
-def train(args: Args, resume: bool = False) -> Path:
-    """Train (or continue the run in ``args.out`` from its ``last.pt``); returns the final checkpoint path."""
+def train(args: Args, resume: bool = False,
+          callback: Callable[[int, float, PolicyNet], bool | None] | None = None) -> Path:
+    """Train (or continue the run in ``args.out`` from its ``last.pt``); returns the final checkpoint path.
+
+    ``callback(decisions, elapsed_seconds, net)`` runs after every update (the benchmark records its
+    learning curve there); returning True ends the run early, with its final checkpoint."""
     from tqdm import tqdm
 
     out = Path(args.out)
@@ -696,5 +701,7 @@ def train(args: Args, resume: bool = False) -> Path:
             if elapsed - last_ckpt >= args.checkpoint_minutes * 60:
                 RunState.capture(args, net, optimizer, env, opponents, rng, decisions, updates, elapsed).save(last)
                 last_ckpt = elapsed
+            if callback is not None and callback(decisions, elapsed, net):
+                break
         RunState.capture(args, net, optimizer, env, opponents, rng, decisions, updates, elapsed).save(last)
     return last
