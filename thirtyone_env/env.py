@@ -12,6 +12,12 @@ Legal actions mask: exact; all zeros for a seat that is not to act.
 A seat that goes out stays in ``agents`` and is never selected; every seat
 terminates on the same final step, whose ``rewards`` hold every seat's reward.
 
+Render modes: ``"ansi"`` / ``"human"`` (text) and ``"rgb_array"`` (the picture of
+``thirtyone_env.render_svg``; needs the ``render`` extra), of every hand, the public view
+(``render_seat="public"``) or one seat's view (``render_seat=SEAT``).
+Replays: ``record=True`` records each match; ``env.unwrapped.replay.save(path)`` writes it
+(``thirtyone_env.replay``, docs/replay.md).
+
 Version history: v0, the first release.
 """
 
@@ -26,6 +32,7 @@ from pettingzoo.utils import wrappers
 
 from thirtyone_env.engine import Tables
 from thirtyone_env.render import render_table
+from thirtyone_env.replay import Recorder, Replay
 from thirtyone_env.rules import Rules
 
 
@@ -36,7 +43,7 @@ def env(**kwargs: Any) -> AECEnv:
 
 class raw_env(AECEnv):  # noqa: N801 (PettingZoo naming)
     metadata = {
-        "render_modes": ["human", "ansi"],
+        "render_modes": ["human", "ansi", "rgb_array"],
         "name": "thirtyone_v0",
         "is_parallelizable": False,
         "render_fps": 1,
@@ -49,6 +56,8 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo naming)
         render_mode: str | None = None,
         episode: str = "match",
         illegal_action: str = "raise",
+        record: bool = False,
+        render_seat: int | str | None = None,
     ):
         super().__init__()
         if render_mode not in (None, *self.metadata["render_modes"]):
@@ -59,6 +68,12 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo naming)
         self.rules = self.table.rules
         self.num_players = num_players
         self.render_mode = render_mode
+        if not (render_seat in (None, "public") or isinstance(render_seat, int) and 0 <= render_seat < num_players):
+            raise ValueError(f"render_seat={render_seat!r} is invalid; allowed: None (every hand), 'public' "
+                             f"or a seat 0..{num_players - 1}")
+        self.render_seat = render_seat
+        # record=True: ``self.replay`` is the current match as a replay file (thirtyone_env.replay)
+        self.recorder = Recorder(self.table) if record else None
         self.episode = episode
         self.possible_agents = [f"player_{i}" for i in range(num_players)]
         self.agents = self.possible_agents[:]
@@ -94,7 +109,8 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo naming)
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         options = options or {}  # other keys are ignored, as Gymnasium and PettingZoo expect
         # without a seed the table's random stream continues (fresh entropy before any seed)
-        self.table.reset(seed=seed, decks=options.get("decks", []), dealer=options.get("dealer", -1))
+        reset = self.recorder.reset if self.recorder else self.table.reset
+        reset(seed=seed, decks=options.get("decks", []), dealer=options.get("dealer", -1))
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
@@ -129,7 +145,10 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo naming)
             self._was_dead_step(action)
             return
         # an illegal action raises ValueError naming the legal ids, or forfeits with "penalize"
-        step_rewards = self.table.step_at(0, action, agent)
+        if self.recorder is None:
+            step_rewards = self.table.step_at(0, action, agent)
+        else:
+            step_rewards = self.recorder.step_at(action, agent)
         self._cumulative_rewards[agent] = 0.0
         for i, a in enumerate(self.possible_agents):
             self.rewards[a] = float(step_rewards[i])
@@ -140,11 +159,21 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo naming)
         if self.render_mode == "human":
             self.render()
 
+    @property
+    def replay(self) -> Replay | None:
+        """The match so far as a replay (``record=True``); ``replay.save(path)`` writes it."""
+        return self.recorder.replay if self.recorder else None
+
     # -- people ---------------------------------------------------------------------
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
             return None
-        text = render_table(self.table.view(0))
+        seat = -1 if self.render_seat == "public" else self.render_seat
+        if self.render_mode == "rgb_array":
+            from thirtyone_env.render_svg import view_rgb_array
+
+            return view_rgb_array(self.table.view(0, seat))
+        text = render_table(self.table.view(0, seat))
         if self.render_mode == "ansi":
             return text
         print(text)
