@@ -428,6 +428,58 @@ class Tables:
             at += p.num_tables
         return out
 
+    @classmethod
+    def from_observations(cls, obs: np.ndarray, hands: np.ndarray, stocks: np.ndarray, rules: str | Rules = "scat",
+                          num_players: int = 2, seed: int = 0, **options: Any) -> Tables:
+        """Tables rebuilt from observations of the seat to act and guesses of what it cannot see.
+
+        Table ``i``'s observer (``obs[i]``) becomes seat 0, to act; ``hands[i, r]`` (card ids,
+        padded with -1) is the hand of the opponent ``r`` seats to its left and must hold the
+        cards the observation says it took from the discard pile; ``stocks[i]`` is the stock,
+        top first, padded with -1. Not observed, so not restored: the discard pile's order below
+        its top, which of the observer's cards it took earlier, the deal number. For searches
+        that deal the hidden cards many ways; ``options`` go to the constructor.
+        """
+        from thirtyone_env.engine.worlds import load_worlds
+
+        rules = Rules.resolve(rules)
+        out = cls(len(obs), num_players, rules, seed=seed, **options)
+        n, d = out.num_players, rules.deck_size
+        obs = np.ascontiguousarray(obs, np.int8)
+        hands = np.ascontiguousarray(hands, np.int64)
+        stocks = np.ascontiguousarray(stocks, np.int64)
+        need = {"obs": ((out.num_tables, out.obs_dim), obs.shape), "hands": ((out.num_tables, n - 1, 4), hands.shape),
+                "stocks": ((out.num_tables, MAXD), stocks.shape)}
+        for name, (want, got) in need.items():
+            if want != got:
+                raise ValueError(f"{name} must have shape {want}, got {got}")
+        if ((hands < -1) | (hands >= d)).any() or ((stocks < -1) | (stocks >= d)).any():
+            raise ValueError(f"hands and stocks hold card ids 0..{d - 1} or -1 (empty)")
+        stock_sizes = load_worlds(out._states, out._params, n, out._offsets, obs, hands, stocks, out.obs, out.mask)
+        counts = out.card_counts()
+        full = np.arange(MAXD) < d
+        for i in range(out.num_tables):
+            bad = np.flatnonzero(counts[i] != full)
+            if bad.size:
+                raise ValueError(f"table {i}: cards {[card_str(int(c), rules.deck) for c in bad[:8]]} are "
+                                 f"missing or held twice (every card must lie in exactly one place)")
+            if (out._states[i, S_STOCK_N]) != stock_sizes[i]:
+                raise ValueError(f"table {i}: the stock holds {out._states[i, S_STOCK_N]} cards, "
+                                 f"the observation says {stock_sizes[i]}")
+            for seat in range(1, n):
+                held = out._states[i, S_HAND_N + seat]
+                if held != (3 if out._states[i, S_STATUS + seat] else 0):
+                    raise ValueError(f"table {i}: the opponent in seat {seat} holds {held} cards; a seat in play "
+                                     f"holds 3 while another acts, a seat out none")
+            lost = [c for c in np.flatnonzero(out._states[i, S_KNOWN : S_KNOWN + d])
+                    if c not in out.hand(i, out._states[i, S_KNOWN + c] - 1)]
+            if lost:
+                names = [card_str(int(c), rules.deck) for c in lost]
+                raise ValueError(f"table {i}: the observation shows cards {names} in an opponent's hand "
+                                 f"that hands[{i}] does not give it")
+        out.player[:] = 0
+        return out
+
     def card_counts(self) -> np.ndarray:
         """How often each card id lies in a hand, the stock or the discard pile, per table
         (int [num_tables, 52]): 1 for every card of the deck and 0 beyond it, or cards were lost."""
