@@ -151,6 +151,11 @@ def build_parser() -> argparse.ArgumentParser:
                          "where no policy ships)")
     pl.add_argument("--seat", type=_int, default=0)
     pl.add_argument("--seed", type=_int, default=None)
+
+    from train import benchmark, exploit
+
+    benchmark.add_parser(sub)
+    exploit.add_parser(sub)
     return parser
 
 
@@ -288,6 +293,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     ns = parser.parse_args(argv)
     try:
+        if ns.command in ("benchmark", "exploit"):
+            from train import benchmark, exploit
+
+            return {"benchmark": benchmark.command, "exploit": exploit.command}[ns.command](ns)
         return {"train": cmd_train, "eval": cmd_eval, "play": cmd_play}[ns.command](ns)
     except (ValueError, FileNotFoundError) as exc:
         print(f"thirtyone {ns.command}: error: {exc}", file=sys.stderr)
