@@ -57,7 +57,7 @@ class SingleAgentEnv(gymnasium.Env):
     their ``seed(int)`` method or ``rng`` attribute), so an episode replays exactly.
     """
 
-    metadata = {"render_modes": ["human", "ansi"], "render_fps": 1}
+    metadata = {"render_modes": ["human", "ansi", "rgb_array"], "render_fps": 2}
 
     def __init__(
         self,
@@ -147,9 +147,13 @@ class SingleAgentEnv(gymnasium.Env):
         """Legal actions for the learner now (all False once the episode is over)."""
         return self._mask.copy()
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
             return None
+        if self.render_mode == "rgb_array":  # the learner's view as a picture (the ``render`` extra)
+            from thirtyone_env.render_svg import view_rgb_array
+
+            return view_rgb_array(self._aec.table.view(0, self.seat))
         text = render_table(self._aec.table.view(0, self.seat))
         if self.render_mode == "ansi":
             return text
