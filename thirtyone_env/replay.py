@@ -290,7 +290,7 @@ class Frame:
 def frames(replay: Replay) -> list[Frame]:
     """Every position of the replay, for stepping forwards and backwards."""
     out: list[Frame] = []
-    names = _names(replay)
+    names = player_names(replay)
 
     def visit(k: int, table: Tables, ended: DealEnd | None) -> None:
         view = table.view(0)
@@ -322,7 +322,7 @@ def format_replay(replay: Replay) -> str:
     """The replay step by step, for the terminal (``thirtyone replay FILE``)."""
     from thirtyone_env.render import render_table
 
-    names = _names(replay)
+    names = player_names(replay)
     unit = "chips" if replay.rules.economy == "pot" else "lives"
     lines = [f"replay: {replay.rules.name}, {replay.num_players} players ({', '.join(names)}), "
              f"{len(replay.steps)} steps, {len(replay.decks)} deals, package {replay.package_version or '?'}"]
@@ -342,7 +342,8 @@ def format_replay(replay: Replay) -> str:
 
 
 # -- helpers ----------------------------------------------------------------------------------
-def _names(replay: Replay) -> list[str]:
+def player_names(replay: Replay) -> list[str]:
+    """``player_0 (heuristic)``: seats with the labels the recorder was given."""
     base = [f"player_{s}" for s in range(replay.num_players)]
     if replay.players and len(replay.players) == replay.num_players:
         return [f"{b} ({p})" for b, p in zip(base, replay.players, strict=True)]
