@@ -263,6 +263,28 @@ class Recorder:
         return rewards
 
 
+def record_match(agents: Sequence[Any], seats: Sequence[int], rules: str | Rules, seed: int, stream: int,
+                 names: Sequence[str] | None = None, episode: str = "match") -> Replay:
+    """Match ``stream`` of a tournament seeded ``seed`` (``evaluation.tournament``'s paired seeds),
+    agent ``seats[s]`` in seat ``s``, played again on one recording table: the tournament's own
+    match wherever the agents choose the same moves one row at a time as in a batch."""
+    rules = Rules.resolve(rules)
+    n = len(seats)
+    table = Tables(1, n, rules, seed=0, episode=episode, observe=False, parallel=False, autoreset=False)
+    table.seed_streams(np.array([0]), seed, np.array([stream]))
+    labels = [(names[a] if names else type(agents[a]).__name__) for a in seats]
+    recorder = Recorder(table, 0, players=labels)
+    recorder.reset()
+    for _ in range(MAX_STEPS):
+        if table.finished[0]:
+            break
+        seat = int(table.current_player[0])
+        action = agents[seats[seat]].act_batch(table.observe_at(0, seat)[None], table.mask[:1].copy())[0]
+        recorder.step_at(int(action))
+    assert recorder.replay is not None
+    return recorder.replay
+
+
 def load(path: str | Path | None = None, text: str | None = None) -> Replay:
     """Read a replay file (or its ``text``) and re-execute it; ``ReplayError`` says what is wrong."""
     if text is None:

@@ -142,6 +142,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--paired", action="store_true",
                     help="duplicate play: each agent but the last against the last on the same deck streams, "
                          "every seat in turn; paired intervals and differences from the first agent")
+    ev.add_argument("--save-replays", default=None, metavar="DIR",
+                    help="also write every match as a replay file (DIR/match_00000.json; thirtyone replay FILE)")
 
     pl = sub.add_parser("play", help="play in the terminal against bots")
     pl.add_argument("--preset", default="scat", choices=Rules.preset_names())
@@ -151,6 +153,16 @@ def build_parser() -> argparse.ArgumentParser:
                          "where no policy ships)")
     pl.add_argument("--seat", type=_int, default=0)
     pl.add_argument("--seed", type=_int, default=None)
+
+    rp = sub.add_parser("replay", help="print a replay file step by step (checked by re-executing it)")
+    rp.add_argument("file")
+
+    sv = sub.add_parser("serve", help="the web app: play, watch and replay in the browser (the web extra)")
+    sv.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1: this machine only)")
+    sv.add_argument("--port", type=_int, default=8031)
+    sv.add_argument("--max-games", type=_positive_int, default=200, help="open games kept at most (oldest go first)")
+    sv.add_argument("--idle-minutes", type=_positive_float, default=30.0, help="a game idle this long is dropped")
+    sv.add_argument("--replays", default=None, metavar="DIR", help="save every finished match here as a replay")
 
     from train import benchmark, exploit
 
@@ -207,6 +219,8 @@ def cmd_eval(ns: argparse.Namespace) -> int:
     rules = Rules.preset(ns.preset)
     rules.check_num_players(ns.players)
     agent_list = [make(spec, rules, ns.players, seed=ns.seed + i) for i, spec in enumerate(ns.agents)]
+    if ns.paired and ns.save_replays:
+        raise ValueError("--save-replays works with the plain tournament, not --paired")
     if ns.paired:
         from thirtyone_env.evaluation import paired
 
@@ -220,6 +234,43 @@ def cmd_eval(ns: argparse.Namespace) -> int:
     print(t.table())
     if ns.plot:
         print(f"ratings plot: {plot_ratings(t, ns.plot)}")
+    if ns.save_replays:
+        print(save_replays(t, agent_list, ns.agents, Path(ns.save_replays)))
+    return 0
+
+
+def save_replays(t, agent_list: list, names: list[str], folder: Path) -> str:
+    """Each match of tournament ``t`` played again on a recording table from its own seed stream
+    (paired seeds make it the same match) and written as ``folder/match_NNNNN.json``."""
+    import numpy as np
+
+    from thirtyone_env.replay import record_match
+
+    folder.mkdir(parents=True, exist_ok=True)
+    differ = 0
+    for k in range(t.matches):
+        replay = record_match(agent_list, t.plan[k].tolist(), t.rules, t.seed, k, names)
+        differ += not np.allclose(replay.rewards, t.match_rewards[k], atol=1e-5)
+        replay.save(folder / f"match_{k:05d}.json")
+    note = f" ({differ} played differently from the tournament: agents with random moves)" if differ else ""
+    return f"replays: {t.matches} files in {folder}{note}"
+
+
+def cmd_replay(ns: argparse.Namespace) -> int:
+    from thirtyone_env.replay import format_replay, load
+
+    print(format_replay(load(ns.file)))
+    return 0
+
+
+def cmd_serve(ns: argparse.Namespace) -> int:
+    try:
+        from thirtyone_web import serve
+    except ImportError as exc:
+        raise ValueError(f"the web app needs the web extra ({exc.name} is missing): "
+                         'pip install "thirtyone-env[web]"') from None
+    print(f"thirtyone: serving on http://{ns.host}:{ns.port}/ (Ctrl+C stops)")
+    serve(ns.host, ns.port, max_games=ns.max_games, ttl=ns.idle_minutes * 60, replay_dir=ns.replays)
     return 0
 
 
@@ -297,7 +348,8 @@ def main(argv: list[str] | None = None) -> int:
             from train import benchmark, exploit
 
             return {"benchmark": benchmark.command, "exploit": exploit.command}[ns.command](ns)
-        return {"train": cmd_train, "eval": cmd_eval, "play": cmd_play}[ns.command](ns)
+        return {"train": cmd_train, "eval": cmd_eval, "play": cmd_play, "replay": cmd_replay,
+                "serve": cmd_serve}[ns.command](ns)
     except (ValueError, FileNotFoundError) as exc:
         print(f"thirtyone {ns.command}: error: {exc}", file=sys.stderr)
         return 2
