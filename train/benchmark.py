@@ -22,6 +22,7 @@ import platform
 import re
 import subprocess
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from importlib import metadata
@@ -240,6 +241,12 @@ class Recorder:
             self.record(decisions, elapsed, agent)
         return bool(self.minutes) and self.train_seconds(elapsed) >= self.minutes * 60
 
+    def finish(self, decisions: int, elapsed: float, agent: Any) -> None:
+        """After training: the point of a milestone the run reached without a callback after it (a learner
+        that stops mid-rollout, or resumes finished)."""
+        if len(self.points) < len(self.milestones) and decisions >= self.milestones[len(self.points)]:
+            self.record(decisions, elapsed, agent)
+
     def record(self, decisions: int, elapsed: float, agent: Any) -> None:
         t0 = time.perf_counter()
         row = self.task.evaluate(agent, matches=self.task.curve_matches, opponents=[self.task.score_opponent],
@@ -283,6 +290,7 @@ def run(task_name: str, algo: str, seed: int, minutes: float = 0.0, results: Pat
     trained = ALGOS[algo].fit(budget_task, seed, run_dir, minutes, progress, recorder)
     policy = export_policy(trained.checkpoint, run_dir / "policy.safetensors")
     agent = PolicyAgent.load(policy)
+    recorder.finish(trained.decisions, trained.seconds, agent)
     evaluation = evaluate_agent(task, agent, progress, matches)
     train_seconds = recorder.train_seconds(trained.seconds)
     data = {
@@ -340,18 +348,25 @@ def evaluate(task_name: str, spec: str, results: Path | None = None, progress: b
 
 
 # -- aggregation (rliable) ---------------------------------------------------------------------------------
+def _interval_estimates(score_dict: dict[str, Any], func: Callable, reps: int, seed: int) -> tuple[dict, dict]:
+    """rliable's stratified bootstrap (seeded; arch's notice about its future random-state API silenced)."""
+    from rliable import library as rly
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=FutureWarning, module="arch")
+        return rly.get_interval_estimates(score_dict, func, reps=reps, random_state=np.random.RandomState(seed))
+
+
 def iqm_intervals(scores: dict[str, np.ndarray], reps: int = BOOTSTRAP_REPS,
                   seed: int = BOOTSTRAP_SEED) -> dict[str, tuple[float, float, float]]:
     """IQM over runs and tasks with its stratified-bootstrap 95% interval, per entry.
 
     ``scores[entry]`` is (runs, tasks); returns ``{entry: (iqm, low, high)}``.
     """
-    from rliable import library as rly
     from rliable import metrics
 
-    point, interval = rly.get_interval_estimates(
-        {k: np.asarray(v, np.float64) for k, v in scores.items()},
-        lambda x: np.array([metrics.aggregate_iqm(x)]), reps=reps, random_state=np.random.RandomState(seed))
+    point, interval = _interval_estimates({k: np.asarray(v, np.float64) for k, v in scores.items()},
+                                          lambda x: np.array([metrics.aggregate_iqm(x)]), reps, seed)
     return {k: (float(point[k][0]), float(interval[k][0, 0]), float(interval[k][1, 0])) for k in scores}
 
 
@@ -359,26 +374,22 @@ def improvement_probability(x: np.ndarray, y: np.ndarray, reps: int = BOOTSTRAP_
                             seed: int = BOOTSTRAP_SEED) -> tuple[float, float, float]:
     """P(X > Y): the probability that a run of X scores above a run of Y on a task, averaged over tasks,
     with its stratified-bootstrap 95% interval (rliable)."""
-    from rliable import library as rly
     from rliable import metrics
 
-    point, interval = rly.get_interval_estimates(
-        {"x,y": (np.asarray(x, np.float64), np.asarray(y, np.float64))},
-        lambda a, b: np.array([metrics.probability_of_improvement(a, b)]), reps=reps,
-        random_state=np.random.RandomState(seed))
+    point, interval = _interval_estimates({"x,y": (np.asarray(x, np.float64), np.asarray(y, np.float64))},
+                                          lambda a, b: np.array([metrics.probability_of_improvement(a, b)]),
+                                          reps, seed)
     return float(point["x,y"][0]), float(interval["x,y"][0, 0]), float(interval["x,y"][1, 0])
 
 
 def curve_intervals(curves: np.ndarray, reps: int = BOOTSTRAP_REPS,
                     seed: int = BOOTSTRAP_SEED) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """IQM over runs at each curve point, with stratified-bootstrap 95% bands: ``curves`` is (runs, points)."""
-    from rliable import library as rly
     from rliable import metrics
 
     data = np.asarray(curves, np.float64)[:, None, :]  # (runs, 1 task, points)
-    point, interval = rly.get_interval_estimates(
-        {"c": data}, lambda x: np.array([metrics.aggregate_iqm(x[..., k]) for k in range(x.shape[-1])]),
-        reps=reps, random_state=np.random.RandomState(seed))
+    point, interval = _interval_estimates(
+        {"c": data}, lambda x: np.array([metrics.aggregate_iqm(x[..., k]) for k in range(x.shape[-1])]), reps, seed)
     return point["c"], interval["c"][0], interval["c"][1]
 
 
