@@ -8,6 +8,8 @@ the single-agent and vector envs, and the benchmark.
 | ``heuristic`` | ``HeuristicAgent`` |
 | ``pretrained[:PRESET_NP]`` | a shipped policy (``pretrained:scat_2p``; bare: these rules and players) |
 | ``policy:PATH`` | a saved policy (``.safetensors`` or a training checkpoint); PATH may hold colons |
+| ``search[:OPTIONS][:SPEC]`` | ``SearchAgent`` over the agent ``SPEC`` (default: the shipped policy, else heuristic); |
+| | OPTIONS ``samples=64,ms=100,z=0.5`` (worlds per decision, time per decision, keep margin) |
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from typing import Any
 
 from thirtyone_env.rules import Rules
 
-KINDS = ("random", "greedy", "heuristic", "pretrained[:PRESET_NP]", "policy:PATH")
+KINDS = ("random", "greedy", "heuristic", "pretrained[:PRESET_NP]", "policy:PATH", "search[:OPTIONS][:SPEC]")
+SEARCH_OPTIONS = {"samples": int, "ms": float, "z": float}
 
 
 def make(spec: str, rules: str | Rules = "scat", num_players: int = 2, seed: int | None = None) -> Any:
@@ -49,4 +52,30 @@ def make(spec: str, rules: str | Rules = "scat", num_players: int = 2, seed: int
         if agent.rules != rules or agent.num_players != num_players:
             raise ValueError(f"pretrained policy {preset}_{n}p does not fit {rules.name} with {num_players} players")
         return agent
+    if kind == "search":
+        return _search(arg, rules, num_players, seed)
     raise ValueError(f"unknown agent {spec!r}; allowed: {', '.join(KINDS)}")
+
+
+def _search(arg: str, rules: Rules, num_players: int, seed: int | None) -> Any:
+    """``search[:samples=64,ms=100,z=0.5][:SPEC]``: the options, then the rollout policy's spec."""
+    from agents.search import SearchAgent
+
+    head, _, rest = arg.partition(":")
+    options: dict[str, Any] = {}
+    if "=" in head:
+        for item in head.split(","):
+            key, _, value = item.partition("=")
+            if key not in SEARCH_OPTIONS:
+                raise ValueError(f"search option {key!r} is unknown; allowed: {', '.join(SEARCH_OPTIONS)}")
+            try:
+                options[key] = SEARCH_OPTIONS[key](value)
+            except ValueError:
+                raise ValueError(f"search option {key}={value!r} is not a number") from None
+        arg = rest
+    policy = make(arg, rules, num_players, seed) if arg else None
+    if "ms" in options:
+        options["budget_ms"] = options.pop("ms")
+    agent = SearchAgent(rules, num_players, seed=seed, policy=policy, **options)
+    agent.name = "search" + (f":{arg}" if arg else "")
+    return agent

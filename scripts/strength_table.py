@@ -1,0 +1,56 @@
+"""Paired strength table of agents (default: every shipped policy) against the rule-based agents.
+
+Each cell is duplicate play (``thirtyone_env.evaluation.paired``): every deck stream is played
+once per seat, the agent in one seat and copies of the opponent in the others. Rows are
+written to ``--out`` as JSON lines as they finish, so a long run can be read while it goes.
+
+    python scripts/strength_table.py --policies scat_2p --opponents heuristic greedy --matches 4000
+    python scripts/strength_table.py --agent search --policies scat_2p --opponents heuristic --matches 400
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import torch
+
+from agents import make
+from agents.policy import PolicyAgent
+from thirtyone_env.evaluation import paired
+from thirtyone_env.rules import Rules
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--policies", nargs="+", default=PolicyAgent.available(), help="PRESET_NP names")
+    parser.add_argument("--agent", default="pretrained:{name}",
+                        help="agent spec per policy; {name} is the policy's PRESET_NP (e.g. search)")
+    parser.add_argument("--opponents", nargs="+", default=["heuristic", "greedy", "random"])
+    parser.add_argument("--matches", type=int, default=4000)
+    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--out", default="/tmp/strength.jsonl")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    for name in args.policies:
+        preset, players = name.rsplit("_", 1)
+        n = int(players[:-1])
+        rules = Rules.preset(preset)
+        spec = args.agent.format(name=name)
+        for opp in args.opponents:
+            start = time.perf_counter()
+            agent = make(spec, rules, n, seed=args.seed)
+            result = paired([agent], make(opp, rules, n, seed=args.seed + 1), rules, n, args.matches,
+                            seed=args.seed, names=[spec], opponent_name=opp)
+            lo, hi = result.interval()
+            row = {"policy": name, "agent": spec, "opponent": opp, "matches": result.matches,
+                   "win_rate": round(result.win_rate(), 4), "ci": [round(lo, 4), round(hi, 4)],
+                   "fair": round(1 / n, 4), "seconds": round(time.perf_counter() - start, 1)}
+            print(json.dumps(row), flush=True)
+            with open(args.out, "a") as f:
+                f.write(json.dumps(row) + "\n")
+
+
+if __name__ == "__main__":
+    main()
