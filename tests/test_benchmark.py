@@ -1,0 +1,140 @@
+"""The benchmark: task registry and versions, paired seeds, the aggregate statistics on data with a
+known answer, the results schema, the report, and a smoke run of every baseline at a tiny budget."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("rliable")
+
+from agents import make  # noqa: E402
+from thirtyone_env.rules import Rules  # noqa: E402
+from thirtyone_env.tasks import TASKS, Evaluation, OpponentResult, Task, get_task, task_names  # noqa: E402
+from train import benchmark  # noqa: E402
+
+
+# -- tasks -----------------------------------------------------------------------------------------------
+def test_registry_names_versions_and_coverage():
+    assert "scat-2p-vs-heuristic-v0" in task_names()
+    headline = get_task("scat-2p-vs-heuristic-v0")
+    assert headline.matches >= 4000 and headline.train_against == ("heuristic",)
+    assert get_task("scat-2p-vs-heuristic") is headline  # no version: the latest
+    assert get_task("scat-2p-selfplay-v0").self_play and get_task("scat-4p-selfplay-v0").num_players == 4
+    assert {t.preset for t in TASKS.values()} == set(Rules.preset_names())  # every preset has a task
+    assert all(t.name == name and t.decisions > 0 for name, t in TASKS.items())
+    assert headline.to_dict()["name"] == "scat-2p-vs-heuristic-v0"
+    assert headline.curve_at()[-1] == headline.decisions and len(headline.curve_at()) == headline.curve_points
+
+
+def test_registry_errors_name_what_was_wrong():
+    with pytest.raises(ValueError, match="unknown task 'chess-v0'; tasks: .*scat-2p-selfplay-v0"):
+        get_task("chess-v0")
+    with pytest.raises(ValueError, match="task 'scat-2p-selfplay' has no version 7; versions: v0"):
+        get_task("scat-2p-selfplay-v7")
+    with pytest.raises(ValueError, match="score_opponent 'random' is not one of eval_opponents"):
+        Task("x", 0, "scat", 2, (), 10, 10, "d", eval_opponents=("heuristic",), score_opponent="random")
+    with pytest.raises(ValueError, match="players"):
+        Task("x", 0, "scat", 11, (), 10, 10, "d")
+
+
+def small(task: Task, matches: int = 40) -> Task:
+    return dataclasses.replace(task, matches=matches, curve_matches=matches)
+
+
+@pytest.mark.parametrize("name", ["scat-2p-vs-heuristic-v0", "italian-4p-selfplay-v0"])
+def test_paired_seeds_same_agent_same_numbers(name):
+    task = small(get_task(name))
+    first = task.evaluate(make("greedy", task.rules, task.num_players))
+    again = task.evaluate(make("greedy", task.rules, task.num_players))
+    assert first.to_dict() == again.to_dict()
+    other_seed = task.evaluate(make("greedy", task.rules, task.num_players), seed=task.seed + 5)
+    assert [r.opponent for r in first.rows] == list(task.eval_opponents)
+    assert first.to_dict() != other_seed.to_dict()  # the seed, not luck, fixes the decks
+    for row in first.rows:
+        assert row.ci_low <= row.win_rate <= row.ci_high and row.matches == 40
+
+
+def test_evaluate_refuses_an_object_without_act_batch():
+    with pytest.raises(ValueError, match="needs act_batch"):
+        small(get_task("scat-2p-selfplay-v0")).evaluate(object())
+
+
+# -- aggregate statistics (rliable) on data with a known answer ---------------------------------------------
+def test_iqm_and_its_interval_on_known_data():
+    scores = {"a": np.arange(1.0, 9.0)[:, None], "flat": np.full((4, 2), 0.25)}
+    out = benchmark.iqm_intervals(scores, reps=500)
+    x, lo, hi = out["a"]
+    assert x == pytest.approx(4.5)  # the mean of the middle half of 1..8: (3 + 4 + 5 + 6) / 4
+    assert 1.0 <= lo < 4.5 < hi <= 8.0
+    assert out["flat"] == pytest.approx((0.25, 0.25, 0.25))  # no spread, no interval
+
+
+def test_probability_of_improvement_on_known_data():
+    better, worse = np.array([[0.7], [0.8], [0.9]]), np.array([[0.1], [0.2], [0.3]])
+    assert benchmark.improvement_probability(better, worse, reps=300) == pytest.approx((1.0, 1.0, 1.0))
+    assert benchmark.improvement_probability(worse, better, reps=300) == pytest.approx((0.0, 0.0, 0.0))
+    assert benchmark.improvement_probability(better, better, reps=300)[0] == pytest.approx(0.5)
+    mixed = benchmark.improvement_probability(np.array([[1.0], [3.0]]), np.array([[2.0], [4.0]]), reps=300)
+    assert mixed[0] == pytest.approx(0.25)  # 1 of the 4 pairs has x > y
+
+
+def test_curve_bands_follow_the_runs():
+    curves = np.array([[0.1, 0.5, 0.9], [0.1, 0.5, 0.9], [0.1, 0.5, 0.9]])
+    mid, lo, hi = benchmark.curve_intervals(curves, reps=200)
+    assert mid == pytest.approx([0.1, 0.5, 0.9]) and lo == pytest.approx(mid) and hi == pytest.approx(mid)
+
+
+# -- results files and the report -----------------------------------------------------------------------------
+def fake_result(task: Task, algo: str, seed: int, score: float) -> dict:
+    ev = Evaluation(task.name, task.seed, [
+        OpponentResult(o, 100, score * 100, score, max(score - 0.1, 0), min(score + 0.1, 1), 0.0)
+        for o in task.eval_opponents])
+    return {"schema": benchmark.SCHEMA, "task": task.to_dict(), "entry": algo, "kind": "learned", "algo": algo,
+            "seed": seed, "agent": f"policy:runs/{algo}-s{seed}/policy.safetensors", "prior_knowledge": "",
+            "config": {}, "budget": {"decisions": task.decisions, "decisions_used": task.decisions,
+                                     "minutes_cap": None, "train_seconds": 60.0, "stopped_by": "decisions",
+                                     "decisions_per_s": 1000, "smoke": False},
+            "curve": [{"decisions": d, "seconds": 10.0 * k, "win_rate": score * (k + 1) / 8, "ci_low": 0.0,
+                       "ci_high": 1.0, "matches": 100} for k, d in enumerate(task.curve_at())],
+            "evaluation": ev.to_dict(), "score": score, "provenance": benchmark.provenance()}
+
+
+def test_results_schema_round_trip_and_errors(tmp_path):
+    task = get_task("scat-2p-selfplay-v0")
+    data = fake_result(task, "dmc", 1, 0.4)
+    path = benchmark.write_json(data, tmp_path / "r.json")
+    assert benchmark.load_result(path) == json.loads(json.dumps(data))
+    assert Evaluation.from_dict(benchmark.load_result(path)["evaluation"]).win_rate("heuristic") == 0.4
+    del data["score"]
+    benchmark.write_json(data, tmp_path / "bad.json")
+    with pytest.raises(ValueError, match=r"lacks \['score'\]"):
+        benchmark.load_result(tmp_path / "bad.json")
+    (tmp_path / "other.json").write_text('{"schema": "something/9"}')
+    with pytest.raises(ValueError, match="schema 'something/9' is not one of"):
+        benchmark.load_result(tmp_path / "other.json")
+
+
+def test_report_builds_tables_intervals_and_plots(tmp_path):
+    results = tmp_path / "results"
+    for name in ("scat-2p-vs-heuristic-v0", "scat-2p-selfplay-v0"):
+        task = get_task(name)
+        for algo, base in (("alpha", 0.6), ("beta", 0.3)):
+            for seed in (1, 2, 3):
+                benchmark.write_json(fake_result(task, algo, seed, base + 0.01 * seed),
+                                     results / name / f"{algo}-s{seed}.json")
+    benchmark.write_json({"schema": benchmark.EXPLOIT_SCHEMA, "task": "scat-2p-selfplay-v0",
+                          "target": "policy:runs/alpha-s1/policy.safetensors", "decisions": 10, "win_rate": 0.7,
+                          "ci_low": 0.65, "ci_high": 0.75, "matches": 100, "provenance": {}},
+                         results / "exploit" / "x.json")
+    out = benchmark.report(results, tmp_path / "leaderboard.md", tmp_path / "plots")
+    text = out.read_text()
+    assert "## `scat-2p-vs-heuristic-v0`" in text and "Probability of improvement" in text
+    assert "| **alpha** | 3 | 0.620 [" in text  # the IQM of 0.61, 0.62, 0.63 (three runs: their mean)
+    assert "0.700 [0.650, 0.750]" in text  # the exploitability column
+    assert (tmp_path / "plots" / "iqm.png").is_file()
+    assert (tmp_path / "plots" / "curves_scat-2p-selfplay-v0.png").is_file()
