@@ -61,9 +61,9 @@ class Task:
     eval_opponents: tuple[str, ...] = ("random", "greedy", "heuristic")
     score_opponent: str = "heuristic"
     seed: int = 31_000
-    curve_points: int = 6
+    curve_points: int = 5
     """learning-curve points: evaluations at every ``decisions / curve_points`` decisions"""
-    curve_matches: int = 200
+    curve_matches: int = 100
     """matches of each learning-curve point (against ``score_opponent``, seed ``seed + 1``)"""
     exploitability: bool = False
     """whether the leaderboard reports a best response's win rate against this task's entries"""
@@ -182,20 +182,20 @@ _SELF_PLAY_NOTE = "no rule-based or shipped opponent while training: the learner
 TASKS: dict[str, Task] = {
     t.name: t
     for t in (
-        Task("scat-2p-vs-heuristic", 0, "scat", 2, ("heuristic",), decisions=2_000_000, matches=4000,
+        Task("scat-2p-vs-heuristic", 0, "scat", 2, ("heuristic",), decisions=500_000, matches=4000,
              description="the headline task: learn to beat HeuristicAgent at 2-player scat, training against it"),
-        Task("scat-2p-selfplay", 0, "scat", 2, (), decisions=2_000_000, matches=2000, exploitability=True,
+        Task("scat-2p-selfplay", 0, "scat", 2, (), decisions=500_000, matches=1000, exploitability=True,
              description=f"2-player scat, {_SELF_PLAY_NOTE}; also scored by exploitability"),
-        Task("scat-4p-selfplay", 0, "scat", 4, (), decisions=1_000_000, matches=1000,
+        Task("scat-4p-selfplay", 0, "scat", 4, (), decisions=250_000, matches=500,
              description=f"4-player scat, {_SELF_PLAY_NOTE}; evaluated one seat against three opponents"),
-        Task("swedish-3p-vs-heuristic", 0, "swedish", 3, ("heuristic",), decisions=1_000_000, matches=1000,
+        Task("swedish-3p-vs-heuristic", 0, "swedish", 3, ("heuristic",), decisions=250_000, matches=500,
              description="3-player Swedish rules (pot economy: every seat antes into a pot, three aces count "
                          "31), training against HeuristicAgent"),
-        Task("swedish-chips-2p-selfplay", 0, "swedish-chips", 2, (), decisions=1_000_000, matches=1000,
+        Task("swedish-chips-2p-selfplay", 0, "swedish-chips", 2, (), decisions=250_000, matches=500,
              description=f"2-player Swedish rules with a lives economy (5 lives), {_SELF_PLAY_NOTE}"),
-        Task("italian-4p-selfplay", 0, "italian", 4, (), decisions=1_000_000, matches=1000,
+        Task("italian-4p-selfplay", 0, "italian", 4, (), decisions=250_000, matches=500,
              description=f"4-player Trentuno (40-card Italian deck), {_SELF_PLAY_NOTE}"),
-        Task("russian-2p-vs-heuristic", 0, "russian", 2, ("heuristic",), decisions=1_000_000, matches=1000,
+        Task("russian-2p-vs-heuristic", 0, "russian", 2, ("heuristic",), decisions=250_000, matches=500,
              description="2-player Russian rules, training against HeuristicAgent"),
     )
 }
