@@ -233,7 +233,9 @@ def test_training_against_a_frozen_saved_policy(trained, tmp_path):
                      total_decisions=32 * 16)
     path = ppo.train(args)
     with open(tmp_path / "run" / "progress.csv", newline="") as f:
-        (row,) = list(csv.DictReader(f))
+        start, row = list(csv.DictReader(f))  # the starting policy's evaluation, then the one update's
     label = "eval/win_rate_" + ppo.opponent_label(f"policy:{trained}")
-    assert 0 <= float(row[label]) <= 1 and 0 <= float(row["eval/win_rate_greedy"]) <= 1
+    for r in (start, row):
+        assert 0 <= float(r[label]) <= 1 and 0 <= float(r["eval/win_rate_greedy"]) <= 1
+    assert start["updates"] == "0" and row["updates"] == "1"
     assert ppo.RunState.load(path).args.rule_based == args.rule_based

@@ -96,7 +96,7 @@ def test_residual_policy_needs_advice_and_departs_from_it_when_trained_to():
 # -- a tiny run end to end -------------------------------------------------------------------
 def test_tiny_run_writes_a_checkpoint_that_loads_and_plays_legally(tmp_path):
     path = ppo.train(tiny_args(tmp_path / "run"))
-    assert path.is_file() and (tmp_path / "run" / "progress.csv").read_text().count("\n") == 5
+    assert path.is_file() and (tmp_path / "run" / "progress.csv").read_text().count("\n") == 6  # header, the start, 4 updates
     ckpt = load_checkpoint(path)
     assert ckpt["decisions"] == 32 * 16 * 4 and ckpt["updates"] == 4
     agent = PolicyAgent.load(path)
@@ -149,7 +149,7 @@ def test_resume_after_a_kill_continues_exactly_from_the_checkpoint(tmp_path, mon
     a, b = load_checkpoint(whole), load_checkpoint(resumed)
     assert b["updates"] == 4 and b["decisions"] == a["decisions"]
     logged = [line.split(",")[1] for line in (tmp_path / "killed" / "progress.csv").read_text().splitlines()[1:]]
-    assert logged == ["1", "2", "3", "4"]  # no row twice, none lost
+    assert logged == ["0", "1", "2", "3", "4"]  # the start, then no row twice, none lost
     for key in a["model"]:
         assert torch.equal(a["model"][key], b["model"][key]), key
 

@@ -11,10 +11,13 @@ deletes those packages' cached kernels when anything changed.
 from __future__ import annotations
 
 import hashlib
+import sys
+import time
 import types
 from pathlib import Path
 from typing import NamedTuple
 
+import numba.core.event as numba_event
 from numba import njit
 
 JIT = dict(cache=True, nogil=True)
@@ -54,6 +57,18 @@ STAMP = "numba-sources.stamp"
 ROOT = Path(__file__).resolve().parent.parent  # the folder that holds the packages
 
 
+def cache_folders(root: Path, packages: list[Path]) -> list[Path]:
+    """Where numba caches our kernels: ``__pycache__`` beside the sources, or, with ``NUMBA_CACHE_DIR`` (set
+    for read-only installs), one folder there per source folder."""
+    from numba.core.config import CACHE_DIR
+
+    folders = [folder for package in packages for folder in package.rglob("__pycache__")]
+    if CACHE_DIR:  # one folder per source folder, named as numba's _CacheLocator.get_suitable_cache_subpath does
+        sources = {f.parent.resolve() for package in packages for f in package.rglob("*.py")}
+        folders += [Path(CACHE_DIR) / f"{d.name}_{hashlib.sha1(str(d).encode()).hexdigest()}" for d in sources]
+    return [folder for folder in folders if folder.is_dir()]
+
+
 def guard_cache(root: Path = ROOT) -> bool:
     """Drop cached kernels of ``KERNEL_PACKAGES`` under ``root`` if any of their sources changed.
 
@@ -69,8 +84,8 @@ def guard_cache(root: Path = ROOT) -> bool:
     try:
         if stamp.is_file() and stamp.read_text() == digest.hexdigest():
             return False
-        for package in packages:
-            for cached in (*package.rglob("__pycache__/*.nbi"), *package.rglob("__pycache__/*.nbc")):
+        for folder in cache_folders(root, packages):
+            for cached in (*folder.rglob("*.nbi"), *folder.rglob("*.nbc")):
                 cached.unlink(missing_ok=True)
         stamp.parent.mkdir(exist_ok=True)
         stamp.write_text(digest.hexdigest())
@@ -80,3 +95,42 @@ def guard_cache(root: Path = ROOT) -> bool:
 
 
 guard_cache()
+
+FIRST_COMPILE_NOTICE = (
+    "thirtyone-env: compiling the game engine's numba kernels for this machine, once (each on its first use, "
+    "up to about a minute in all; later runs load them from the cache; `thirtyone warmup` compiles them ahead)"
+)
+
+
+class CompileWatch(numba_event.Listener):
+    """Prints ``FIRST_COMPILE_NOTICE`` once per process when one of our kernels is compiled (a cache hit fires
+    no compile event, so a warm run stays silent) and adds up the seconds spent compiling them."""
+
+    def __init__(self) -> None:
+        self.announced, self.depth, self.started, self.seconds = False, 0, 0.0, 0.0
+
+    @staticmethod
+    def ours(event: numba_event.Event) -> bool:
+        module = getattr(event.data["dispatcher"].py_func, "__module__", "") or ""
+        return module.split(".")[0] in KERNEL_PACKAGES
+
+    def on_start(self, event: numba_event.Event) -> None:
+        if not self.ours(event):
+            return
+        if not self.announced:
+            self.announced = True
+            print(FIRST_COMPILE_NOTICE, file=sys.stderr, flush=True)
+        if self.depth == 0:  # a kernel's compile compiles the kernels it calls: time the outermost only
+            self.started = time.perf_counter()
+        self.depth += 1
+
+    def on_end(self, event: numba_event.Event) -> None:
+        if not self.ours(event):
+            return
+        self.depth -= 1
+        if self.depth == 0:
+            self.seconds += time.perf_counter() - self.started
+
+
+compile_watch = CompileWatch()
+numba_event.register("numba:compile", compile_watch)

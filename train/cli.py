@@ -149,10 +149,13 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--preset", default="scat", choices=Rules.preset_names())
     pl.add_argument("--players", type=_players, default=3)
     pl.add_argument("--opponents", default="heuristic",
-                    help="random, greedy, heuristic or pretrained (pretrained falls back to heuristic "
-                         "where no policy ships)")
+                    help="any agent spec: random, greedy, heuristic, pretrained (falls back to heuristic "
+                         "where no policy ships), pretrained:PRESET_NP, policy:PATH")
     pl.add_argument("--seat", type=_int, default=0)
     pl.add_argument("--seed", type=_int, default=None)
+
+    sub.add_parser("warmup", help="compile the engine's numba kernels now (make setup runs it; later runs start "
+                                  "at once)")
 
     rp = sub.add_parser("replay", help="print a replay file step by step (checked by re-executing it)")
     rp.add_argument("file")
@@ -186,6 +189,42 @@ def head_to_head(policy, rules: Rules, num_players: int, matches: int, seed: int
     return "\n".join(lines)
 
 
+def before_after(trained, start, rules: Rules, num_players: int, matches: int, seed: int = 0) -> str:
+    """The starting and the trained policy against each rule-based opponent on the same paired matches."""
+    from agents import make
+    from thirtyone_env.evaluation import paired
+
+    head = (f"{rules.name}, {num_players} players: the policy before and after training, duplicate matches "
+            f"(the same deck streams, every seat; seed {seed})\n"
+            f"{'opponent':<10} {'matches':>7} {'start':>22} {'trained':>22} {'gain (paired 95% CI)':>26}")
+    rows = [head, "-" * len(head.splitlines()[1])]
+    for name in EVAL_OPPONENTS:
+        r = paired([trained, start], make(name, rules, num_players, seed=seed), rules, num_players, matches,
+                   seed=seed, names=["trained", "start"], opponent_name=name)
+        (slo, shi), (tlo, thi) = r.interval(1), r.interval(0)
+        gain, lo, hi = r.difference(0, 1)
+        rows.append(f"{name:<10} {r.matches:>7} {f'{r.win_rate(1):.3f} [{slo:.3f}, {shi:.3f}]':>22} "
+                    f"{f'{r.win_rate(0):.3f} [{tlo:.3f}, {thi:.3f}]':>22} {f'{gain:+.3f} [{lo:+.3f}, {hi:+.3f}]':>26}")
+    return "\n".join(rows)
+
+
+def next_commands(path: Path, preset: str, num_players: int) -> str:
+    """What to try with the trained policy."""
+    import importlib.util
+
+    spec = f"policy:{path}"
+    lines = ["next:",
+             f"  thirtyone play --preset {preset} --players {num_players} --opponents {spec}   # play against it",
+             f"  thirtyone eval --paired --preset {preset} --players {num_players} --agents {spec} heuristic "
+             f"--matches 4000   # measure it",
+             f"  tensorboard --logdir {path.parent / 'tb'}   # its training curves"]
+    if importlib.util.find_spec("fastapi") is not None:
+        lines.append("  thirtyone serve   # watch and play in the browser (pick the opponents there)")
+    else:
+        lines.append('  pip install -e ".[web]" && thirtyone serve   # watch and play in the browser')
+    return "\n".join(lines)
+
+
 def cmd_train(ns: argparse.Namespace) -> int:
     from agents.policy import PolicyAgent
     from train.evaluate import plot_learning_curve
@@ -202,12 +241,39 @@ def cmd_train(ns: argparse.Namespace) -> int:
         raise ValueError(f"--resume: no checkpoint at {Path(out) / 'last.pt'}")
     if not ns.resume and (Path(out) / "last.pt").is_file():
         raise ValueError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
+    if args.advice:
+        print("setting: a residual policy on top of HeuristicAgent (it starts as the heuristic: learning shows as "
+              "departures from it)")
+    else:
+        print(f"setting: a plain network{' warm-started by imitation' if args.bc_decisions else ' from scratch'}, "
+              f"trained against {args.rule_based}")
     path = train(args, resume=ns.resume)
     print(f"checkpoint: {path}")
     curve = plot_learning_curve(Path(out) / "progress.csv", Path(out) / "learning_curve.png")
-    print(f"learning curve: {curve}")
+    print(f"learning curve: {curve} ({learning_curve_points(Path(out) / 'progress.csv')} evaluations)")
+    print(f"[final evaluation] {ns.final_matches} matches per opponent")
     policy = PolicyAgent.load(path)
-    print(head_to_head(policy, rules, ns.players, ns.final_matches, seed=12345))
+    start = Path(out) / "start.pt"
+    if start.is_file():
+        print(before_after(policy, PolicyAgent.load(start), rules, ns.players, ns.final_matches, seed=12345))
+    else:  # a run from before start.pt existed
+        print(head_to_head(policy, rules, ns.players, ns.final_matches, seed=12345))
+    print(next_commands(path, ns.preset, ns.players))
+    return 0
+
+
+def learning_curve_points(csv_path: Path) -> int:
+    import csv
+
+    with open(csv_path, newline="") as f:
+        return sum(1 for row in csv.DictReader(f) if any(k.startswith("eval/") and v for k, v in row.items()))
+
+
+def cmd_warmup(ns: argparse.Namespace) -> int:
+    from train.warmup import warm_up
+
+    print("compiling every numba kernel a first session uses (once per machine and install)")
+    warm_up()
     return 0
 
 
@@ -349,7 +415,7 @@ def main(argv: list[str] | None = None) -> int:
 
             return {"benchmark": benchmark.command, "exploit": exploit.command}[ns.command](ns)
         return {"train": cmd_train, "eval": cmd_eval, "play": cmd_play, "replay": cmd_replay,
-                "serve": cmd_serve}[ns.command](ns)
+                "serve": cmd_serve, "warmup": cmd_warmup}[ns.command](ns)
     except (ValueError, FileNotFoundError) as exc:
         print(f"thirtyone {ns.command}: error: {exc}", file=sys.stderr)
         return 2

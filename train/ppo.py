@@ -484,6 +484,12 @@ def evaluate(net: PolicyNet, rules: Rules, args: Args, seed: int) -> dict[str, f
 
 
 # -- checkpoints -------------------------------------------------------------------------------------------
+def policy_payload(args: Args, model: dict[str, torch.Tensor]) -> dict[str, Any]:
+    """What ``agents.policy`` reads from a checkpoint: the format, the setting and the weights."""
+    return {"format": CHECKPOINT_FORMAT, "rules": Rules.preset(args.preset).to_dict(),
+            "num_players": args.num_players, "hidden": args.hidden, "advice": args.advice, "model": model}
+
+
 @dataclass
 class RunState:
     """Everything a resume needs to continue exactly; ``save`` writes it as a checkpoint (``last.pt``).
@@ -545,8 +551,7 @@ class RunState:
         """The checkpoint dict: the keys ``agents.policy`` reads, then the run state, numpy arrays as tensors."""
         args = self.args
         return {
-            "format": CHECKPOINT_FORMAT, "rules": Rules.preset(args.preset).to_dict(),
-            "num_players": args.num_players, "hidden": args.hidden, "advice": args.advice, "model": self.model,
+            **policy_payload(args, self.model),
             "optimizer": self.optimizer, "args": dataclasses.asdict(args),
             "env": {name: torch.from_numpy(value) for name, value in self.env.items()},
             "snapshots": self.snapshots,
@@ -613,13 +618,19 @@ class Budget:
 
 
 def train(args: Args, resume: bool = False,
-          callback: Callable[[int, float, PolicyNet], bool | None] | None = None) -> Path:
+          callback: Callable[[int, float, PolicyNet], bool | None] | None = None, quiet: bool = False) -> Path:
     """Train (or continue the run in ``args.out`` from its ``last.pt``); returns the final checkpoint path.
 
-    ``callback(decisions, elapsed_seconds, net)`` runs after every update (the benchmark records its
-    learning curve there); returning True ends the run early, with its final checkpoint."""
+    The budget is wall-clock from the call (compiling and the warm start count), or decisions. A fresh
+    run saves its starting policy as ``start.pt`` (for a before/after comparison) and evaluates it before
+    the first update. ``callback(decisions, elapsed_seconds, net)`` runs after every update (the benchmark
+    records its learning curve there); returning True ends the run early, with its final checkpoint.
+    ``quiet`` prints nothing (no phases, no bar)."""
     from tqdm import tqdm
 
+    from thirtyone_env.jit import compile_watch
+
+    clock = time.perf_counter()
     out = Path(args.out)
     last = out / "last.pt"
     resumed = RunState.load(last) if resume else None
@@ -632,7 +643,19 @@ def train(args: Args, resume: bool = False,
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
+    elapsed = resumed.elapsed if resumed is not None else 0.0
+    budget = Budget(args.total_decisions, args.minutes * 60, start=clock - elapsed)
+    by_decisions = bool(args.total_decisions)  # the bar counts decisions, else wall-clock seconds
+    bar = tqdm(total=args.total_decisions or int(args.minutes * 60), disable=quiet or not args.progress,
+               mininterval=1.0, unit="dec" if by_decisions else "s", dynamic_ncols=True,
+               initial=resumed.decisions if resumed is not None and by_decisions else int(elapsed))
 
+    def phase(text: str) -> None:
+        if not quiet:
+            tqdm.write(f"[{budget.elapsed() - elapsed:6.1f} s] {text}")
+
+    phase("compiling: the engine's and the opponents' kernels (numba; from its cache after the first run)")
+    compiled = compile_watch.seconds
     env = VectorThirtyOne(args.num_envs, args.num_players, rules, seed=args.seed)
     net = PolicyNet(env.obs_dim, env.num_actions, env.obs_scale, args.hidden, args.advice)
     optimizer = optim.Adam(net.parameters(), lr=args.learning_rate, eps=ADAM_EPS)
@@ -640,36 +663,44 @@ def train(args: Args, resume: bool = False,
     warm_start = args.bc_decisions > 0 and not args.init_from  # a fine-tuned policy needs none
     if resumed is None and args.init_from:
         start_from(net, args, rules)
-    decisions, updates, elapsed = 0, 0, 0.0
+    decisions, updates = 0, 0
     turn = env.reset()
     opponents.draw(np.arange(args.num_envs))
+    compile_opponents(opponents, env, rules, args)
+    seconds = compile_watch.seconds - compiled
+    phase(f"compiled in {seconds:.1f} s" if seconds else "compiling: nothing to do (all cached)")
 
-    clock = time.perf_counter()  # the budget includes the warm start
     if resumed is None and warm_start:
+        phase(f"warm start: {'fitting the value on' if args.advice else 'imitating HeuristicAgent on'} "
+              f"{args.bc_decisions:,} decisions of HeuristicAgent self-play")
         bc = behaviour_cloning(net, rules, args)
-        elapsed = time.perf_counter() - clock
         if args.advice:
-            print(f"warm start: value fitted on {bc['bc/decisions']:,} decisions of HeuristicAgent self-play; "
-                  f"the residual policy starts from its moves (agreement {bc['bc/agreement']:.3f})")
+            phase(f"warm start done: value fitted on {bc['bc/decisions']:,} decisions; the residual policy "
+                  f"starts from HeuristicAgent's moves (agreement {bc['bc/agreement']:.3f})")
         else:
-            print(f"warm start: imitated HeuristicAgent on {bc['bc/decisions']:,} decisions, "
+            phase(f"warm start done: imitated HeuristicAgent on {bc['bc/decisions']:,} decisions, "
                   f"agreement {bc['bc/agreement']:.3f}")
     if resumed is not None:
         turn = resumed.restore(net, optimizer, env, opponents, rng)
-        decisions, updates, elapsed = resumed.decisions, resumed.updates, resumed.elapsed
+        decisions, updates = resumed.decisions, resumed.updates
 
     eval_keys = [f"eval/win_rate_{opponent_label(spec)}" for spec in parse_opponents(args.rule_based)]
     logger = Logger(out, eval_keys, resume_at=(updates, decisions) if resumed is not None else None)
     buf = Rollout.zeros(args.num_steps, args.num_envs, args.num_players, env.obs_dim, env.num_actions)
     batch_decisions = args.num_steps * args.num_envs
     shaping_coef = args.deal_shaping / rules.start_chips * SHAPING_MATCH_LIVES
-    last_eval = elapsed - args.eval_every_minutes * 60 * 0.5  # the first evaluation after half an interval
-    last_ckpt = elapsed
     latest_eval: dict[str, float] = {}
-    by_decisions = bool(args.total_decisions)  # the bar counts decisions, else seconds
-    bar = tqdm(total=args.total_decisions or int(args.minutes * 60), disable=not args.progress, mininterval=2.0,
-               unit="dec" if by_decisions else "s", initial=decisions if by_decisions else int(elapsed))
-    budget = Budget(args.total_decisions, args.minutes * 60, start=time.perf_counter() - elapsed)
+    last_eval = budget.elapsed() - args.eval_every_minutes * 60 * 0.5  # resumed: half an interval to the next
+    if resumed is None:  # the starting point of the learning curve, and of the before/after table
+        torch.save(policy_payload(args, copy.deepcopy(net.state_dict())), out / "start.pt")
+        phase(f"evaluating the starting policy ({args.eval_matches} matches per opponent)")
+        latest_eval = evaluate(net, rules, args, seed=EVAL_SEED_OFFSET)
+        last_eval = budget.elapsed()
+        logger.log({"decisions": 0, "updates": 0, "minutes": round(last_eval / 60, 3), **latest_eval}, 0)
+        phase("start: " + ", ".join(f"{k.removeprefix('eval/win_rate_')} {v:.3f}" for k, v in latest_eval.items()))
+    last_ckpt = budget.elapsed()
+    phase(f"training: PPO for {args.total_decisions:,} decisions" if by_decisions else
+          f"training: PPO until {args.minutes:g} minutes of wall-clock from the start")
 
     with logger, bar:
         while not budget.done(decisions):
@@ -697,11 +728,22 @@ def train(args: Args, resume: bool = False,
             bar.set_postfix({"dec/s": row["decisions_per_s"],
                              **{k.removeprefix("eval/win_rate_"): f"{v:.2f}" for k, v in latest_eval.items()}},
                             refresh=False)
-            bar.update(batch_decisions if by_decisions else int(elapsed) - bar.n)
+            bar.update(batch_decisions if by_decisions else min(int(elapsed), bar.total) - bar.n)
             if elapsed - last_ckpt >= args.checkpoint_minutes * 60:
                 RunState.capture(args, net, optimizer, env, opponents, rng, decisions, updates, elapsed).save(last)
                 last_ckpt = elapsed
             if callback is not None and callback(decisions, elapsed, net):
                 break
         RunState.capture(args, net, optimizer, env, opponents, rng, decisions, updates, elapsed).save(last)
+    phase(f"training done: {decisions:,} decisions, {updates} updates, {elapsed / 60:.1f} minutes")
     return last
+
+
+def compile_opponents(opponents: Opponents, env: VectorThirtyOne, rules: Rules, args: Args) -> None:
+    """Compile every fixed opponent's (and the advisor's) kernels now, on the tables' first turn, so that
+    the compiling phase is over before training starts. Throwaway copies act: the run's agents keep their
+    random streams."""
+    specs = [spec for spec, _ in opponents.fixed] + (["heuristic"] if args.advice else [])
+    with torch.random.fork_rng(devices=[]):  # a sampling policy's draws must not move the run's torch stream
+        for spec in dict.fromkeys(specs):
+            build_agent(spec, rules, args.num_players).act_batch(env.obs.copy(), env.mask.copy())

@@ -1,0 +1,106 @@
+"""Compile every numba kernel a first session uses, ahead of time (``thirtyone warmup``, run by ``make setup``).
+
+Numba compiles a kernel on its first call and caches it on disk, so a cold first run spends its
+first minute compiling. Running each path once on tiny inputs (the PettingZoo env, the batched
+engine serial and threaded, the rule-based agents, the policy agent, the Gymnasium vector env, a
+few PPO updates) leaves all of them in the cache. Kernels are typed by argument types, not by
+rules or sizes, so one preset and one batch size per variant covers them all.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from thirtyone_env.jit import PARALLEL_FROM
+
+SMALL, LARGE = 4, PARALLEL_FROM  # the serial and the threaded variant of every batch kernel
+
+
+def aec_match() -> None:
+    """The PettingZoo env: reset, steps, observations, one rule-based agent per seat."""
+    from agents import make
+    from thirtyone_env import thirtyone_v0
+
+    env = thirtyone_v0.env(num_players=2, rules="scat")
+    env.reset(seed=0)
+    specs = dict(zip(env.possible_agents, ("heuristic", "greedy"), strict=True))
+    players = {agent: make(spec, "scat", 2, seed=0) for agent, spec in specs.items()}
+    for agent in env.agent_iter():
+        obs, _, term, trunc, _ = env.last()
+        env.step(None if term or trunc else players[agent].act(obs))
+
+
+def batched_engine() -> None:
+    """``VectorThirtyOne`` on both variants, with random, greedy and heuristic agents and global states."""
+    from agents import make
+    from thirtyone_env.vector import VectorThirtyOne
+
+    for rows in (SMALL, LARGE):
+        vec = VectorThirtyOne(rows, 2, "scat", seed=0)
+        obs, mask, _ = vec.reset()
+        agents = [make(spec, "scat", 2, seed=0) for spec in ("random", "greedy", "heuristic")]
+        for step in range(30):
+            obs, mask, _, _, _ = vec.step(agents[step % 3].act_batch(obs, mask))
+        vec.global_state()
+
+
+def tournament_with_policy() -> None:
+    """The evaluation path: the one tournament with a shipped policy against the heuristic."""
+    from agents import make
+    from thirtyone_env.evaluation import tournament
+
+    agents = [make("pretrained:scat_2p", "scat", 2, seed=0), make("heuristic", "scat", 2, seed=0)]
+    for matches in (SMALL, LARGE):
+        tournament(agents, "scat", 2, matches, seed=0)
+
+
+def gymnasium_vector_env() -> None:
+    """``gymnasium.make_vec("ThirtyOne-v0", ...)``: its bookkeeping kernels, both batch variants."""
+    import gymnasium
+
+    import thirtyone_env  # noqa: F401 (registers ThirtyOne-v0)
+
+    for rows in (SMALL, LARGE):
+        env = gymnasium.make_vec("ThirtyOne-v0", num_envs=rows, vectorization_mode="vector_entry_point",
+                                 opponents="heuristic")
+        _, info = env.reset(seed=0)
+        rng = np.random.default_rng(0)
+        for _ in range(20):
+            mask = env.unwrapped.action_masks() if hasattr(env, "unwrapped") else info["action_mask"]
+            actions = np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in mask])
+            _, _, _, _, info = env.step(actions)
+
+
+def ppo_updates() -> None:
+    """A few PPO updates with a warm start and an evaluation (the training loop's own kernels)."""
+    from train.ppo import Args, train
+
+    with tempfile.TemporaryDirectory() as out:
+        train(Args(out=out, num_envs=64, num_steps=8, total_decisions=64 * 8 * 2, bc_decisions=2_000,
+                   eval_matches=8, threads=1, progress=False), quiet=True)
+
+
+STEPS: list[tuple[str, Callable[[], None]]] = [
+    ("PettingZoo env", aec_match),
+    ("batched engine and agents", batched_engine),
+    ("tournament with a policy", tournament_with_policy),
+    ("Gymnasium vector env", gymnasium_vector_env),
+    ("PPO training loop", ppo_updates),
+]
+
+
+def warm_up(out=sys.stdout) -> float:
+    """Run every step, printing each one's time; returns the total seconds."""
+    start = time.perf_counter()
+    for name, step in STEPS:
+        t0 = time.perf_counter()
+        step()
+        print(f"  {name}: {time.perf_counter() - t0:.1f} s", file=out, flush=True)
+    total = time.perf_counter() - start
+    print(f"numba cache warm ({total:.0f} s); later runs start at once", file=out, flush=True)
+    return total
