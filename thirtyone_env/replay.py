@@ -112,12 +112,12 @@ class Replay:
         steps = []
         for k, raw in enumerate(_get(data, "steps", list)[: MAX_STEPS + 1]):
             if not isinstance(raw, dict) or not _is_int(raw.get("seat")) or not _is_int(raw.get("action")):
-                raise ReplayError(f"step {k}: expected {{'seat': int, 'action': int}}, got {raw!r}")
+                raise ReplayError(f"step {k + 1}: expected {{'seat': int, 'action': int}}, got {raw!r}")
             if "move" in raw and raw["move"] != _move(raw["action"], deck):
-                raise ReplayError(f"step {k}: 'move' {raw['move']!r} does not name action {raw['action']} "
+                raise ReplayError(f"step {k + 1}: 'move' {raw['move']!r} does not name action {raw['action']} "
                                   f"({_move(raw['action'], deck)!r})")
-            rewards = raw.get("rewards")
-            steps.append(Step(raw["seat"], raw["action"], None if rewards is None else _floats(rewards, f"step {k}")))
+            paid = None if raw.get("rewards") is None else _floats(raw["rewards"], f"step {k + 1}")
+            steps.append(Step(raw["seat"], raw["action"], paid))
         if len(steps) > MAX_STEPS:
             raise ReplayError(f"'steps': more than {MAX_STEPS} steps")
         players = data.get("players")
