@@ -27,6 +27,8 @@ def main() -> None:
     parser.add_argument("--policies", nargs="+", default=PolicyAgent.available(), help="PRESET_NP names")
     parser.add_argument("--agent", default="pretrained:{name}",
                         help="agent spec per policy; {name} is the policy's PRESET_NP (e.g. search)")
+    parser.add_argument("--also", default=None,
+                        help="a second agent spec per policy played on the same streams (paired difference)")
     parser.add_argument("--opponents", nargs="+", default=["heuristic", "greedy", "random"])
     parser.add_argument("--matches", type=int, default=4000)
     parser.add_argument("--seed", type=int, default=2026)
@@ -40,13 +42,20 @@ def main() -> None:
         spec = args.agent.format(name=name)
         for opp in args.opponents:
             start = time.perf_counter()
-            agent = make(spec, rules, n, seed=args.seed)
-            result = paired([agent], make(opp, rules, n, seed=args.seed + 1), rules, n, args.matches,
-                            seed=args.seed, names=[spec], opponent_name=opp)
+            specs = [spec] + ([args.also.format(name=name)] if args.also else [])
+            agents = [make(s, rules, n, seed=args.seed) for s in specs]
+            result = paired(agents, make(opp, rules, n, seed=args.seed + 1), rules, n, args.matches,
+                            seed=args.seed, names=specs, opponent_name=opp)
             lo, hi = result.interval()
             row = {"policy": name, "agent": spec, "opponent": opp, "matches": result.matches,
                    "win_rate": round(result.win_rate(), 4), "ci": [round(lo, 4), round(hi, 4)],
                    "fair": round(1 / n, 4), "seconds": round(time.perf_counter() - start, 1)}
+            if args.also:
+                mean, dlo, dhi = result.difference(0, 1)
+                row.update(also=specs[1], also_win_rate=round(result.win_rate(1), 4),
+                           difference=[round(mean, 4), round(dlo, 4), round(dhi, 4)])
+            if hasattr(agents[0], "seconds_per_decision"):
+                row["ms_per_decision"] = round(1000 * agents[0].seconds_per_decision, 1)
             print(json.dumps(row), flush=True)
             with open(args.out, "a") as f:
                 f.write(json.dumps(row) + "\n")
