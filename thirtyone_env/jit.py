@@ -4,13 +4,14 @@ Numba keys a cached kernel by its own file's timestamp only. Our kernels inline 
 from other modules (the drivers inline ``turn``, ``deal`` and ``observe``; the agents inline
 ``hands``), so after an edit to one of those a cached kernel would go on running the old
 code. On first import, ``guard_cache`` compares the size and modification time of every
-source file of the packages that hold kernels with the stamp left by the last import, and
-deletes those packages' cached kernels when anything changed.
+source a kernel can depend on (``kernel_sources``) with the stamp left by the last import,
+and deletes the packages' cached kernels when anything changed.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 import sys
 import time
 import types
@@ -69,13 +70,38 @@ def cache_folders(root: Path, packages: list[Path]) -> list[Path]:
     return [folder for folder in folders if folder.is_dir()]
 
 
+CORE_IMPORT = re.compile(r"^\s*(?:from|import)\s+(thirtyone_env(?:\.\w+)*)", re.MULTILINE)
+
+
+def kernel_sources(root: Path, packages: list[Path]) -> list[Path]:
+    """The files whose edits can change a compiled kernel: those that define kernels, and the core modules they
+    import, transitively (a kernel inlines other kernels and bakes in module constants such as the layout's).
+    Editing anything else (the CLI, the web app, docs) keeps the cache."""
+    files = sorted(f for package in packages for f in package.rglob("*.py") if "__pycache__" not in f.parts)
+    texts = {f: f.read_text(encoding="utf-8", errors="replace") for f in files}
+    by_module = {".".join(f.relative_to(root).with_suffix("").parts).removesuffix(".__init__"): f for f in files}
+    todo = [f for f, text in texts.items() if "njit" in text or "jit_variants" in text]
+    found: set[Path] = set()
+    while todo:
+        f = todo.pop()
+        if f in found:
+            continue
+        found.add(f)
+        for module in CORE_IMPORT.findall(texts[f]):
+            parts = module.split(".")
+            for k in range(1, len(parts) + 1):  # the module and the packages it sits in
+                if ".".join(parts[:k]) in by_module:
+                    todo.append(by_module[".".join(parts[:k])])
+    return sorted(found)
+
+
 def guard_cache(root: Path = ROOT) -> bool:
     """Drop cached kernels of ``KERNEL_PACKAGES`` under ``root`` if any of their sources changed.
 
     Returns True when it dropped them. Quietly does nothing where it cannot write.
     """
     packages = [root / name for name in KERNEL_PACKAGES if (root / name / "__init__.py").is_file()]
-    sources = sorted(f for package in packages for f in package.rglob("*.py") if "__pycache__" not in f.parts)
+    sources = kernel_sources(root, packages)
     digest = hashlib.sha256()
     for f in sources:
         info = f.stat()
