@@ -173,12 +173,12 @@ def table_svg(
                    f'class="last-move">{escape(line)}</text>')
     # seats around an ellipse, ``bottom`` at the bottom, the others clockwise
     rx, ry = WIDTH / 2 - 150, HEIGHT / 2 - 130
-    card_scale = 0.58 if n <= 4 else 0.46 if n <= 6 else 0.38
+    card_scale = 0.8 if n <= 3 else 0.64 if n <= 4 else 0.48 if n <= 6 else 0.38  # big where there is room
     for seat in range(n):
         rel = (seat - bottom) % n
         angle = math.pi / 2 + 2 * math.pi * rel / n
         x, y = cx + rx * math.cos(angle), cy + 14 + ry * math.sin(angle)
-        out.append(_seat_svg(view, seat, x, y, card_scale * (1.25 if rel == 0 and n <= 6 else 1.0), names[seat],
+        out.append(_seat_svg(view, seat, x, y, card_scale * (1.15 if rel == 0 and n <= 6 else 1.0), names[seat],
                              unit, legal if seat == view.viewer or view.viewer is None else set(), font))
     out.append("</svg>")
     return "".join(out)
