@@ -142,9 +142,10 @@ async function newGame(mode) {
 async function sendAction(action) {
   if (!state.game || state.busy || !state.game.your_turn) return;
   state.busy = true;
+  document.body.dataset.busy = "1";  // tests and styles can tell a move in flight
   try {
     showGame(await api("POST", `/api/games/${state.game.id}/action`, { action }));
-  } catch (err) { status(err.message); } finally { state.busy = false; }
+  } catch (err) { status(err.message); } finally { state.busy = false; delete document.body.dataset.busy; }
 }
 
 function startWatching() {
@@ -184,8 +185,9 @@ async function showFrame(k) {
   const r = state.replay;
   if (!r) return;
   k = Math.max(0, Math.min(r.frames - 1, k));
+  state.frame = k;  // at once: quick clicks step from here, and a late answer for another frame is dropped
   const f = await api("GET", `/api/replays/${r.id}/frames/${k}`);
-  state.frame = k;
+  if (state.frame !== k || state.replay !== r) return;
   $("table").innerHTML = f.svg;
   $("replay-pos").textContent = `${k} / ${r.frames - 1}`;
   $("log").innerHTML = "";
