@@ -176,7 +176,7 @@ def test_constructor_rejects_bad_arguments() -> None:
     with pytest.raises(ValueError, match="opponents"):
         SingleAgentEnv("scat", 3, opponents=[RandomAgent("scat", 3)])
     with pytest.raises(ValueError, match="render_mode"):
-        SingleAgentEnv("scat", 2, render_mode="rgb_array")
+        SingleAgentEnv("scat", 2, render_mode="rgb")  # rgb_array is supported (render_svg)
     with pytest.raises(ValueError):
         SingleAgentEnv("no-such-preset", 2)
 
