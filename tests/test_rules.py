@@ -128,7 +128,7 @@ def test_too_many_players_for_the_deck_is_refused():
         (dict(num_players=2.0), ["num_players", "int"]),
         (dict(episode="game"), ["episode", "match", "deal"]),
         (dict(illegal_action="ignore"), ["illegal_action", "raise", "penalize"]),
-        (dict(render_mode="rgb_array"), ["render_mode", "ansi", "human"]),
+        (dict(render_mode="svg"), ["render_mode", "ansi", "human", "rgb_array"]),
         (dict(rules="blackjack"), ["blackjack", "scat"]),
     ],
 )
