@@ -216,7 +216,7 @@ class Game(Session):
         lines = describe_end(ended, self.names, self.rules.deck, unit)
         shown = replace(before.for_seat(None), hands=ended.hands, hand_values=ended.values, chips=ended.chips_after,
                         status=ended.status_after, current=-1, stock=None, viewer=None)
-        self.log.append({"deal": deal, "text": f"deal {deal} over: " + lines[0]})
+        self.log.append({"deal": deal, "text": f"deal {deal} over: " + "; ".join(x.strip() for x in lines)})
         self.showdowns.append({"deal": deal, "lines": lines, "log_index": len(self.log) - 1,
                                "svg": table_svg(shown, (), self.names, bottom=self.seat or 0,
                                                 message=f"deal {deal}: {ended.kind}")})
