@@ -78,7 +78,7 @@ class WinTable:
     PRIOR = 4.0  # pseudo-matches of the fallback in each entry
 
     def __init__(self, rules: Rules, num_players: int, matches: int = 2000, seed: int = 12345,
-                 num_tables: int = 256):
+                 num_tables: int = 128):
         from agents.heuristic import HeuristicAgent
 
         self.rules, self.num_players = rules, num_players

@@ -142,9 +142,13 @@ def test_a_knock_is_read_as_a_strong_hand():
     rows = np.flatnonzero(knocked)
     assert rows.size >= 5
     search = SearchAgent("scat", 2, seed=0, policy=agent, **FAST)
-    hands, _ = search.belief(obs[rows], 20, rows)
-    values = np.array([hand_value(h[0][h[0] >= 0].tolist(), "scat") for h in hands])
-    assert (2 * values >= search.wins.knock_floor2).mean() > 0.9
+    seen = obs[rows].copy()
+    blind = seen.copy()  # the same observations with the knock hidden: a uniform deal
+    blind[:, E.offsets(52, 2)[E.OPP_KNOCKED]] = 0
+    values, uniform = (np.array([hand_value(h[0][h[0] >= 0].tolist(), "scat") for h in search.belief(o, 20, rows)[0]])
+                       for o in (seen, blind))
+    assert (2 * values >= search.wins.knock_floor2).mean() > 0.75  # rare hands: the best of 64 tries
+    assert values.mean() > uniform.mean() + 3
 
 
 def test_win_table_prefers_more_lives():
