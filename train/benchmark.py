@@ -669,12 +669,16 @@ def report(results: Path = RESULTS_DIR, out: Path = LEADERBOARD, plots: Path = P
     if iqm_rows:
         png = plot_iqm(iqm_rows, Path(plots) / "iqm.png")
         lines += [f"![IQM bars]({rel}/{png.name})", ""]
-    lines += ["## Time per baseline", "", "| entry | runs | mean training minutes per run | decisions/s |",
+    lines += ["## Time per baseline", "", "Training wall clock per run (curve evaluations excluded), median and "
+              "range over runs: a process's first run also pays numba's compilation of the engine, which the "
+              "median leaves out when there are several runs.", "",
+              "| entry | runs | training minutes per run: median (min-max) | decisions/s: median |",
               "|---|---|---|---|"]
     for algo in sorted({e["entry"] for e in entries if e["kind"] == "learned"}):
         rs = [e for e in entries if e["entry"] == algo and e["kind"] == "learned"]
-        lines.append(f"| {algo} | {len(rs)} | {np.mean([r['budget']['train_seconds'] for r in rs]) / 60:.1f} | "
-                     f"{np.mean([r['budget']['decisions_per_s'] for r in rs]):,.0f} |")
+        minutes = np.array([r["budget"]["train_seconds"] for r in rs]) / 60
+        lines.append(f"| {algo} | {len(rs)} | {np.median(minutes):.1f} ({minutes.min():.1f}-{minutes.max():.1f}) | "
+                     f"{np.median([r['budget']['decisions_per_s'] for r in rs]):,.0f} |")
     loads = [e["provenance"]["machine"].get("load_average_1m") for e in entries if e["kind"] == "learned"]
     loads = [x for x in loads if x is not None]
     if loads:
