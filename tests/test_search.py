@@ -11,6 +11,7 @@ import pytest
 from agents import GreedyAgent, HeuristicAgent, make
 from agents.search import SearchAgent, WinTable, choose
 from thirtyone_env import encoding as E
+from thirtyone_env.actions import KNOCK
 from thirtyone_env.engine import Tables, hand_value
 from thirtyone_env.rules import Rules
 
@@ -78,6 +79,7 @@ def test_search_is_legal_and_deterministic_under_a_seed(preset, n):
     again = SearchAgent(preset, n, seed=7, policy=policy, **FAST).act_batch(t.obs, t.mask)
     np.testing.assert_array_equal(first, again)
     assert t.mask[np.arange(t.num_tables), first].all()
+    assert not ((first == KNOCK) & (policy.act_batch(t.obs, t.mask) != KNOCK)).any()  # knocks stay the policy's
     one = SearchAgent(preset, n, seed=7, policy=policy, **FAST)
     obs = {"observation": t.obs[0], "action_mask": t.mask[0]}
     assert t.mask[0, one.act(obs)]
