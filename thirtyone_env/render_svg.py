@@ -140,7 +140,7 @@ def table_svg(
            f'<rect x="14" y="14" width="{WIDTH - 28}" height="{HEIGHT - 28}" rx="190" fill="#6b4226" '
            'stroke="#2a170c" stroke-width="4"/>',
            f'<rect x="34" y="34" width="{WIDTH - 68}" height="{HEIGHT - 68}" rx="172" fill="url(#felt)"/>',
-           f'<text x="{WIDTH / 2}" y="70" text-anchor="middle" {font} font-size="17" fill="#d9f2dd">'
+           f'<text x="{WIDTH / 2}" y="60" text-anchor="middle" {font} font-size="16" fill="#d9f2dd">'
            f'{escape(view.rules_name)} · deal {view.deal} · turn {view.turn + 1}</text>']
     cx, cy = WIDTH / 2, HEIGHT / 2 - 10
     # centre: stock, discard pile, pot
@@ -172,13 +172,13 @@ def table_svg(
         out.append(f'<text x="{cx}" y="{cy + 88}" text-anchor="middle" {font} font-size="16" fill="#fff" '
                    f'class="last-move">{escape(line)}</text>')
     # seats around an ellipse, ``bottom`` at the bottom, the others clockwise
-    rx, ry = WIDTH / 2 - 150, HEIGHT / 2 - 130
+    rx, ry = WIDTH / 2 - 150, HEIGHT / 2 - 132
     card_scale = 0.8 if n <= 3 else 0.64 if n <= 4 else 0.48 if n <= 6 else 0.38  # big where there is room
     for seat in range(n):
         rel = (seat - bottom) % n
         angle = math.pi / 2 + 2 * math.pi * rel / n
-        x, y = cx + rx * math.cos(angle), cy + 14 + ry * math.sin(angle)
-        out.append(_seat_svg(view, seat, x, y, card_scale * (1.15 if rel == 0 and n <= 6 else 1.0), names[seat],
+        x, y = cx + rx * math.cos(angle), cy + 20 + ry * math.sin(angle)
+        out.append(_seat_svg(view, seat, x, y, card_scale * (1.1 if rel == 0 and n <= 6 else 1.0), names[seat],
                              unit, legal if seat == view.viewer or view.viewer is None else set(), font))
     out.append("</svg>")
     return "".join(out)

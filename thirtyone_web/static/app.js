@@ -85,7 +85,7 @@ function addLog(entries) {
     if (e.text.startsWith("deal ") || e.text.startsWith("match over")) li.className = "settle";
     log.appendChild(li);
   }
-  log.parentElement.scrollTop = log.parentElement.scrollHeight;
+  log.scrollTop = log.scrollHeight;
 }
 
 function showGame(g) {
