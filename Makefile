@@ -20,11 +20,12 @@ $(VENV)/.installed: pyproject.toml
 
 setup: $(VENV)/.installed
 
-# the demo: a plain network (no heuristic inside, no imitation) learns to beat GreedyAgent in 3 minutes,
-# evaluated every 20 s; the final table compares the starting and the trained policy on the same matches
+# the demo: a plain network (no heuristic inside, no imitation) learns from scratch against RandomAgent and
+# GreedyAgent for 3 minutes, evaluated every 20 s; the final table compares the starting and the trained
+# policy on the same matches
 demo: setup
 	$(VENV)/bin/thirtyone train --preset scat --players 2 --minutes 3 --advice false --bc-decisions 0 \
-	  --rule-based greedy --eval-every-minutes 0.33 --eval-matches 400 --final-matches 1000 \
+	  --rule-based random,greedy --eval-every-minutes 0.33 --eval-matches 400 --final-matches 1000 \
 	  --out runs/demo-$$(date +%Y%m%d-%H%M%S)
 
 test: setup
