@@ -456,27 +456,34 @@ class Tables:
         if ((hands < -1) | (hands >= d)).any() or ((stocks < -1) | (stocks >= d)).any():
             raise ValueError(f"hands and stocks hold card ids 0..{d - 1} or -1 (empty)")
         stock_sizes = load_worlds(out._states, out._params, n, out._offsets, obs, hands, stocks, out.obs, out.mask)
-        counts = out.card_counts()
-        full = np.arange(MAXD) < d
-        for i in range(out.num_tables):
-            bad = np.flatnonzero(counts[i] != full)
-            if bad.size:
-                raise ValueError(f"table {i}: cards {[card_str(int(c), rules.deck) for c in bad[:8]]} are "
-                                 f"missing or held twice (every card must lie in exactly one place)")
-            if (out._states[i, S_STOCK_N]) != stock_sizes[i]:
-                raise ValueError(f"table {i}: the stock holds {out._states[i, S_STOCK_N]} cards, "
-                                 f"the observation says {stock_sizes[i]}")
-            for seat in range(1, n):
-                held = out._states[i, S_HAND_N + seat]
-                if held != (3 if out._states[i, S_STATUS + seat] else 0):
-                    raise ValueError(f"table {i}: the opponent in seat {seat} holds {held} cards; a seat in play "
-                                     f"holds 3 while another acts, a seat out none")
-            lost = [c for c in np.flatnonzero(out._states[i, S_KNOWN : S_KNOWN + d])
-                    if c not in out.hand(i, out._states[i, S_KNOWN + c] - 1)]
-            if lost:
-                names = [card_str(int(c), rules.deck) for c in lost]
-                raise ValueError(f"table {i}: the observation shows cards {names} in an opponent's hand "
-                                 f"that hands[{i}] does not give it")
+        st = out._states
+        bad = (out.card_counts() != (np.arange(MAXD) < d)).any(axis=1)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            cards = np.flatnonzero(out.card_counts()[i] != (np.arange(MAXD) < d))
+            raise ValueError(f"table {i}: cards {[card_str(int(c), rules.deck) for c in cards[:8]]} are "
+                             f"missing or held twice (every card must lie in exactly one place)")
+        bad = st[:, S_STOCK_N] != stock_sizes
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"table {i}: the stock holds {st[i, S_STOCK_N]} cards, the observation says "
+                             f"{stock_sizes[i]}")
+        held, in_play = st[:, S_HAND_N + 1 : S_HAND_N + n], st[:, S_STATUS + 1 : S_STATUS + n] != 0
+        bad = held != np.where(in_play, 3, 0)
+        if bad.any():
+            i, r = (int(x) for x in np.argwhere(bad)[0])
+            raise ValueError(f"table {i}: the opponent in seat {r + 1} holds {held[i, r]} cards; a seat in play "
+                             f"holds 3 while another acts, a seat out none")
+        hands_at = st[:, S_HANDS : S_HANDS + 4 * n].reshape(-1, n, 4)
+        owner = st[:, S_KNOWN : S_KNOWN + d] - 1  # seat said to hold each card, -1 none
+        holds = (hands_at[:, :, :, None] == np.arange(d)[None, None, None, :]).any(axis=2)  # [N, n, d]
+        rows, cards = np.nonzero(owner >= 0)
+        lost = ~holds[rows, owner[rows, cards], cards]
+        if lost.any():
+            i = int(rows[lost][0])
+            names = [card_str(int(c), rules.deck) for c in cards[lost][rows[lost] == i]]
+            raise ValueError(f"table {i}: the observation shows cards {names} in an opponent's hand "
+                             f"that hands[{i}] does not give it")
         out.player[:] = 0
         return out
 
