@@ -649,7 +649,7 @@ def report(results: Path = RESULTS_DIR, out: Path = LEADERBOARD, plots: Path = P
         table, scores = task_table(task, runs, refs, exploits)
         lines += [f"## `{name}`", "", f"{task['preset']}, {task['num_players']} players; trains against: "
                   f"{', '.join(task['train_against']) or 'itself only (self-play)'}; budget "
-                  f"{task['decisions']:,} decisions (~{task['reference_minutes']:.1f} min of our PPO on the "
+                  f"{task['decisions']:,} decisions (~{task['reference_minutes'] * 60:.0f} s of our PPO on the "
                   f"reference machine); {task['matches']:,} evaluation matches per opponent, seed {task['seed']}.",
                   "", *table, ""]
         if runs:
