@@ -96,7 +96,8 @@ def test_residual_policy_needs_advice_and_departs_from_it_when_trained_to():
 # -- a tiny run end to end -------------------------------------------------------------------
 def test_tiny_run_writes_a_checkpoint_that_loads_and_plays_legally(tmp_path):
     path = ppo.train(tiny_args(tmp_path / "run"))
-    assert path.is_file() and (tmp_path / "run" / "progress.csv").read_text().count("\n") == 6  # header, the start, 4 updates
+    rows = (tmp_path / "run" / "progress.csv").read_text().count("\n")
+    assert path.is_file() and rows == 6  # the header, the starting policy's evaluation, 4 updates
     ckpt = load_checkpoint(path)
     assert ckpt["decisions"] == 32 * 16 * 4 and ckpt["updates"] == 4
     agent = PolicyAgent.load(path)
