@@ -485,7 +485,7 @@ def task_table(task: dict[str, Any], runs: list[dict[str, Any]], refs: list[dict
     has_exploit = any(x["task"] == task["name"] for x in exploits)
     head = (["entry", "runs", f"score: win rate vs {task['score_opponent']} (IQM, 95% CI)"]
             + [f"vs {o}" for o in opponents] + (["exploitability (seed 1)"] if has_exploit else [])
-            + ["decisions", "train minutes", "prior knowledge"])
+            + ["decisions", "train minutes (median)", "prior knowledge"])
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     by_algo: dict[str, list[dict[str, Any]]] = {}
     for r in runs:
@@ -507,7 +507,7 @@ def task_table(task: dict[str, Any], runs: list[dict[str, Any]], refs: list[dict
             x = _exploit_for(first["agent"], task["name"], exploits)
             cols.append(_fmt(x["win_rate"], x["ci_low"], x["ci_high"]) if x else "")
         decisions = np.mean([r["budget"]["decisions_used"] for r in rs])
-        minutes = np.mean([r["budget"]["train_seconds"] for r in rs]) / 60
+        minutes = np.median([r["budget"]["train_seconds"] for r in rs]) / 60  # the first run pays the compilation
         capped = sum(r["budget"]["stopped_by"] == "minutes" for r in rs)
         note = f" ({capped} capped by --minutes)" if capped else ""
         prior = rs[0].get("prior_knowledge") or "none"
