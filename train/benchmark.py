@@ -572,7 +572,7 @@ def plot_task(task: dict[str, Any], runs: list[dict[str, Any]], path: Path) -> P
             continue
         win = np.array([[p["win_rate"] for p in r["curve"][:k]] for r in rs])
         decisions = np.mean([[p["decisions"] for p in r["curve"][:k]] for r in rs], axis=0) / 1e6
-        minutes = np.mean([[p["seconds"] for p in r["curve"][:k]] for r in rs], axis=0) / 60
+        minutes = np.median([[p["seconds"] for p in r["curve"][:k]] for r in rs], axis=0) / 60
         if len(rs) > 1:
             mid, lo, hi = curve_intervals(win)
         else:
