@@ -123,8 +123,9 @@ def guard_cache(root: Path = ROOT) -> bool:
 guard_cache()
 
 FIRST_COMPILE_NOTICE = (
-    "thirtyone-env: compiling the game engine's numba kernels for this machine, once (each on its first use, "
-    "up to about a minute in all; later runs load them from the cache; `thirtyone warmup` compiles them ahead)"
+    "thirtyone-env: compiling the game engine's numba kernels for this machine, once (each on its first use: "
+    "about a minute for the PettingZoo env, a few more for the batched engine on 2 cores; later runs load them "
+    "from the cache; `thirtyone warmup` compiles them all ahead)"
 )
 
 
