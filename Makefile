@@ -7,6 +7,8 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 TORCH ?= torch==2.13.0
+# compile the numba kernels during setup (WARMUP=0: each first use compiles its own, as CI does)
+WARMUP ?= 1
 
 .PHONY: setup demo test bench lint clean pretrained
 
@@ -15,7 +17,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PIP) install -q --upgrade pip
 	$(PY) -c "import torch" 2>/dev/null || $(PIP) install -q "$(TORCH)"
 	$(PIP) install -q -e ".[train,dev]"
-	$(VENV)/bin/thirtyone warmup
+	if [ "$(WARMUP)" != 0 ]; then $(VENV)/bin/thirtyone warmup; fi
 	touch $@
 
 setup: $(VENV)/.installed
