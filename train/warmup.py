@@ -81,8 +81,10 @@ def ppo_updates() -> None:
     from train.ppo import Args, train
 
     with tempfile.TemporaryDirectory() as out:
-        train(Args(out=out, num_envs=64, num_steps=8, total_decisions=64 * 8 * 2, bc_decisions=2_000,
-                   eval_matches=8, threads=1, progress=False), quiet=True)
+        for num_envs, opponents in ((SMALL, "heuristic"), (LARGE, "random,greedy")):  # both driver variants
+            train(Args(out=f"{out}/{num_envs}", num_envs=num_envs, num_steps=4, total_decisions=num_envs * 4 * 2,
+                       bc_decisions=2_000, advice=num_envs == SMALL, rule_based=opponents, eval_matches=8,
+                       threads=1, progress=False), quiet=True)
 
 
 STEPS: list[tuple[str, Callable[[], None]]] = [
