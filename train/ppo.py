@@ -652,7 +652,7 @@ def train(args: Args, resume: bool = False,
 
     def phase(text: str) -> None:
         if not quiet:
-            tqdm.write(f"[{budget.elapsed() - elapsed:6.1f} s] {text}")
+            tqdm.write(f"[{time.perf_counter() - clock:6.1f} s] {text}")  # this session's clock
 
     phase("compiling: the engine's and the opponents' kernels (numba; from its cache after the first run)")
     compiled = compile_watch.seconds
