@@ -173,6 +173,40 @@ def test_act_and_act_batch_agree():
         np.testing.assert_array_equal(batch, one)
 
 
+@pytest.mark.parametrize(
+    "rules", ["scat", "italian", "russian", Rules.preset("swedish").replace(three_of_a_kind=30, three_aces="31")]
+)
+def test_heuristic_draw_average_from_suffix_sums_equals_the_sum_over_live_cards(rules):
+    """``_draw_total`` (per-suit suffix sums) is exactly the loop over live cards it replaced,
+    pairs of one rank (special hands) included."""
+    from numba import njit
+
+    from agents import heuristic as H
+    from thirtyone_env.engine.hands import hand_value2
+
+    @njit
+    def both(obs, off, params, p, q, scratch):
+        nlive = H._live(obs, off, params, 2, scratch)
+        loop = 0
+        for m in range(nlive):
+            loop += hand_value2(p, q, scratch[H.LIVE + m], params)
+        return loop, H._draw_total(p, q, scratch, params)
+
+    agent = HeuristicAgent(rules, 2)
+    d, rank_of = agent.rules.deck_size, agent.params[H.P_RANK_OF : H.P_RANK_OF + agent.rules.deck_size]
+    rng = np.random.default_rng(3)
+    scratch = np.zeros(H.SCRATCH, np.int64)
+    pile = slice(agent.offsets[E.DISCARD_PILE], agent.offsets[E.DISCARD_PILE] + d)
+    for trial in range(600):
+        obs = np.zeros(agent.obs_dim, np.int8)
+        obs[pile] = rng.random(d) < rng.random()  # some cards are seen, so not live
+        p = int(rng.integers(d))
+        same = np.flatnonzero((rank_of == rank_of[p]) & (np.arange(d) != p))
+        q = int(rng.choice(same)) if trial % 2 else int(rng.choice(np.delete(np.arange(d), p)))
+        loop, fast = both(obs, agent.offsets, agent.params, p, q, scratch)
+        assert loop == fast, (trial, p, q)
+
+
 def test_random_agent_is_seeded_and_uniform_over_legal_actions():
     vec = VectorThirtyOne(256, num_players=2, rules="scat", seed=0)
     obs, mask, _ = vec.reset()

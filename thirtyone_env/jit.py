@@ -34,8 +34,9 @@ class Variants(NamedTuple):
     parallel: types.FunctionType
     serial: types.FunctionType
 
-    def for_rows(self, rows: int) -> types.FunctionType:
-        return self.parallel if rows >= PARALLEL_FROM else self.serial
+    def for_rows(self, rows: int, parallel_from: int = PARALLEL_FROM) -> types.FunctionType:
+        """Threads from ``parallel_from`` rows (lower for a kernel with more work per row)."""
+        return self.parallel if rows >= parallel_from else self.serial
 
 
 def jit_variants(fn: types.FunctionType) -> Variants:
