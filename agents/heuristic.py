@@ -341,6 +341,6 @@ class HeuristicAgent(BaseAgent):
     def act_batch(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         obs, mask = self._check_batch(obs, mask)
         out = np.empty(obs.shape[0], np.int64)
-        _heuristic_batch.for_rows(len(obs), PARALLEL_FROM)(obs, mask, self.offsets, self.params, self.num_players, self.table,
-                                             self.cfg, out)
+        kernel = _heuristic_batch.for_rows(len(obs), PARALLEL_FROM)
+        kernel(obs, mask, self.offsets, self.params, self.num_players, self.table, self.cfg, out)
         return out
