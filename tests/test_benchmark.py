@@ -23,7 +23,7 @@ def test_registry_names_versions_and_coverage():
     assert "scat-2p-vs-heuristic-v0" in task_names()
     headline = get_task("scat-2p-vs-heuristic-v0")
     assert headline.matches >= 4000 and headline.train_against == ("heuristic",)
-    assert get_task("scat-2p-vs-heuristic") is headline  # no version: the latest
+    assert get_task("scat-2p-vs-heuristic") is get_task("scat-2p-vs-heuristic-v1")  # no version: the latest
     assert get_task("scat-2p-selfplay-v0").self_play and get_task("scat-4p-selfplay-v0").num_players == 4
     assert {t.preset for t in TASKS.values()} == set(Rules.preset_names())  # every preset has a task
     assert all(t.name == name and t.decisions > 0 for name, t in TASKS.items())
@@ -31,10 +31,22 @@ def test_registry_names_versions_and_coverage():
     assert headline.curve_at()[-1] == headline.decisions and len(headline.curve_at()) == headline.curve_points
 
 
+def test_v1_tasks_have_minutes_scale_wall_clock_budgets_and_keep_v0_registered():
+    for v0 in (t for t in TASKS.values() if t.version == 0):
+        v1 = get_task(f"{v0.base}-v1")
+        assert v0.minutes == 0 and v1.minutes >= 1 and v1.decisions > 10 * v0.decisions
+        assert (v1.preset, v1.num_players, v1.train_against, v1.score_opponent, v1.seed) == (
+            v0.preset, v0.num_players, v0.train_against, v0.score_opponent, v0.seed)
+        assert v1.reference_minutes == v1.minutes  # the wall clock is the budget that binds our PPO
+    assert get_task("scat-2p-vs-heuristic-v1").minutes == 2 and get_task("scat-2p-vs-heuristic-v1").matches >= 4000
+    with pytest.raises(ValueError, match="minutes must be >= 0"):
+        Task("x", 0, "scat", 2, (), 10, 10, "d", minutes=-1)
+
+
 def test_registry_errors_name_what_was_wrong():
     with pytest.raises(ValueError, match="unknown task 'chess-v0'; tasks: .*scat-2p-selfplay-v0"):
         get_task("chess-v0")
-    with pytest.raises(ValueError, match="task 'scat-2p-selfplay' has no version 7; versions: v0"):
+    with pytest.raises(ValueError, match="task 'scat-2p-selfplay' has no version 7; versions: v0, v1"):
         get_task("scat-2p-selfplay-v7")
     with pytest.raises(ValueError, match="score_opponent 'random' is not one of eval_opponents"):
         Task("x", 0, "scat", 2, (), 10, 10, "d", eval_opponents=("heuristic",), score_opponent="random")
@@ -138,3 +150,14 @@ def test_report_builds_tables_intervals_and_plots(tmp_path):
     assert "0.700 [0.650, 0.750]" in text  # the exploitability column
     assert (tmp_path / "plots" / "iqm.png").is_file()
     assert (tmp_path / "plots" / "curves_scat-2p-selfplay-v0.png").is_file()
+
+
+def test_report_shows_each_tasks_latest_version_only(tmp_path):
+    results = tmp_path / "results"
+    for name, score in (("scat-2p-selfplay-v0", 0.2), ("scat-2p-selfplay-v1", 0.45)):
+        for seed in (1, 2):
+            benchmark.write_json(fake_result(get_task(name), "alpha", seed, score), results / name / f"a-s{seed}.json")
+    text = benchmark.report(results, tmp_path / "leaderboard.md", tmp_path / "plots").read_text()
+    assert "## `scat-2p-selfplay-v1`" in text and "`scat-2p-selfplay-v0`" not in text
+    assert "2 results of earlier versions stay in the folder" in text
+    assert "2 minutes of training wall clock" in text

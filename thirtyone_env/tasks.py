@@ -9,7 +9,9 @@ algorithms (and different people) can be compared:
 | ``train_against`` | agent specs the learner may play against while training; ``()`` = self-play only |
 |  | (the learner's own current and past policies, no rule-based or shipped opponent) |
 | ``decisions`` | the training budget: decisions played at the training tables, every seat's |
-| ``reference_minutes`` | what that budget takes our PPO on the reference 2-core machine |
+| ``minutes`` | the wall-clock budget on the reference 2-core machine (0: none); a run stops at whichever |
+|  | of the two budgets it reaches first |
+| ``reference_minutes`` | what the budget takes our PPO on the reference 2-core machine |
 | ``eval_opponents`` | the evaluation: one tournament per opponent, ``matches`` matches each |
 | ``score_opponent`` | the opponent whose win rate is the task's score (aggregated over seeds) |
 | ``seed`` | paired seeds: match ``k`` deals from stream ``k`` of ``seed``, so every entry plays the same decks |
@@ -67,6 +69,8 @@ class Task:
     """matches of each learning-curve point (against ``score_opponent``, seed ``seed + 1``)"""
     exploitability: bool = False
     """whether the leaderboard reports a best response's win rate against this task's entries"""
+    minutes: float = 0.0
+    """wall-clock budget of training on the reference machine (0: decisions only); the first to run out ends it"""
 
     def __post_init__(self) -> None:
         rules = Rules.preset(self.preset)
@@ -78,6 +82,8 @@ class Task:
                             ("curve_points", self.curve_points), ("curve_matches", self.curve_matches)):
             if value < 1:
                 raise ValueError(f"task {self.name}: {what} must be >= 1, got {value}")
+        if self.minutes < 0:
+            raise ValueError(f"task {self.name}: minutes must be >= 0, got {self.minutes}")
 
     @property
     def name(self) -> str:
@@ -96,7 +102,8 @@ class Task:
     @property
     def reference_minutes(self) -> float:
         """Wall-clock of the budget for our PPO on the reference machine."""
-        return self.decisions / REFERENCE_PPO_DECISIONS_PER_S / 60
+        at_speed = self.decisions / REFERENCE_PPO_DECISIONS_PER_S / 60
+        return min(at_speed, self.minutes) if self.minutes else at_speed
 
     def curve_at(self) -> list[int]:
         """The decision counts at which a run records a learning-curve point."""
@@ -197,6 +204,26 @@ TASKS: dict[str, Task] = {
              description=f"4-player Trentuno (40-card Italian deck), {_SELF_PLAY_NOTE}"),
         Task("russian-2p-vs-heuristic", 0, "russian", 2, ("heuristic",), decisions=250_000, matches=500,
              description="2-player Russian rules, training against HeuristicAgent"),
+        # v1: minutes-scale budgets. Training stops at 2 minutes (scat 2-player) or 1 minute (the others) of
+        # wall clock unless the decision cap comes first; every other field as in v0
+        Task("scat-2p-vs-heuristic", 1, "scat", 2, ("heuristic",), decisions=40_000_000, minutes=2.0,
+             matches=4000, description="the headline task: learn to beat HeuristicAgent at 2-player scat, "
+                                       "training against it (2 minutes)"),
+        Task("scat-2p-selfplay", 1, "scat", 2, (), decisions=40_000_000, minutes=2.0, matches=2000,
+             exploitability=True, description=f"2-player scat, {_SELF_PLAY_NOTE}; also scored by exploitability "
+                                              "(2 minutes)"),
+        Task("scat-4p-selfplay", 1, "scat", 4, (), decisions=20_000_000, minutes=1.0, matches=1000,
+             description=f"4-player scat, {_SELF_PLAY_NOTE}; evaluated one seat against three opponents (1 minute)"),
+        Task("swedish-3p-vs-heuristic", 1, "swedish", 3, ("heuristic",), decisions=20_000_000, minutes=1.0,
+             matches=1000, description="3-player Swedish rules (pot economy: every seat antes into a pot, three "
+                                       "aces count 31), training against HeuristicAgent (1 minute)"),
+        Task("swedish-chips-2p-selfplay", 1, "swedish-chips", 2, (), decisions=20_000_000, minutes=1.0,
+             matches=1000, description=f"2-player Swedish rules with a lives economy (5 lives), {_SELF_PLAY_NOTE} "
+                                       "(1 minute)"),
+        Task("italian-4p-selfplay", 1, "italian", 4, (), decisions=20_000_000, minutes=1.0, matches=1000,
+             description=f"4-player Trentuno (40-card Italian deck), {_SELF_PLAY_NOTE} (1 minute)"),
+        Task("russian-2p-vs-heuristic", 1, "russian", 2, ("heuristic",), decisions=20_000_000, minutes=1.0,
+             matches=1000, description="2-player Russian rules, training against HeuristicAgent (1 minute)"),
     )
 }
 

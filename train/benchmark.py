@@ -284,6 +284,7 @@ def run(task_name: str, algo: str, seed: int, minutes: float = 0.0, results: Pat
     budget_task = _smoke_task(task, decisions, matches) if smoke else task
     run_dir = runs / task.name / f"{algo}-s{seed}"
     run_dir.mkdir(parents=True, exist_ok=True)
+    minutes = minutes or budget_task.minutes  # --minutes overrides the task's wall-clock budget
     recorder = Recorder(budget_task, run_dir / "curve.json", minutes)
     print(f"{task.name}: training {algo} seed {seed} for {budget_task.decisions:,} decisions"
           + (f" or {minutes} minutes" if minutes else "") + f" in {run_dir}")
@@ -469,7 +470,20 @@ def _ordered_tasks(entries: list[dict[str, Any]]) -> list[str]:
     from thirtyone_env.tasks import TASKS
 
     names = {e["task"]["name"] for e in entries}
-    return [n for n in TASKS if n in names] + sorted(names - set(TASKS))
+    latest = {}  # the leaderboard shows each task's latest version with results; older ones stay in the folder
+    for n in names:
+        base, version = n.rsplit("-v", 1)
+        latest[base] = max(latest.get(base, -1), int(version))
+    shown = {f"{base}-v{version}" for base, version in latest.items()}
+    return [n for n in TASKS if n in shown] + sorted(shown - set(TASKS))
+
+
+def _budget(task: dict[str, Any]) -> str:
+    if task.get("minutes"):
+        return (f"{task['minutes']:g} minutes of training wall clock on the reference machine, or "
+                f"{task['decisions']:,} decisions if that comes first")
+    return (f"{task['decisions']:,} decisions (~{task['reference_minutes'] * 60:.0f} s of our PPO on the reference "
+            "machine)")
 
 
 def _exploit_for(agent: str, task: str, exploits: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -629,6 +643,9 @@ def report(results: Path = RESULTS_DIR, out: Path = LEADERBOARD, plots: Path = P
     if not entries:
         raise ValueError(f"no results in {results}: run `thirtyone benchmark run` or `benchmark evaluate --save`")
     tasks = _ordered_tasks(entries)
+    older = sum(e["task"]["name"] not in tasks for e in entries)
+    entries = [e for e in entries if e["task"]["name"] in tasks]
+    exploits = [x for x in exploits if x["task"] in tasks]
     commits = sorted({(e["provenance"]["git"] or {}).get("commit") or "unknown" for e in entries})
     rel = os.path.relpath(plots, Path(out).parent)
     lines = ["# Leaderboard", "",
@@ -639,7 +656,9 @@ def report(results: Path = RESULTS_DIR, out: Path = LEADERBOARD, plots: Path = P
              "(paired seeds, seats rotated); learned entries show the interquartile mean (IQM) over seeds with "
              "its stratified-bootstrap 95% interval (rliable; with 3 runs the IQM is their mean), reference rows "
              "their one deterministic run with a 95% Wilson interval. Exploitability: the win rate of a PPO best "
-             "response trained against the frozen entry (`thirtyone exploit`); lower is less exploitable.", ""]
+             "response trained against the frozen entry (`thirtyone exploit`); lower is less exploitable."
+             + (f" Each task's latest version is shown; {older} results of earlier versions stay in the folder."
+                if older else ""), ""]
     iqm_rows = []
     for name in tasks:
         mine = [e for e in entries if e["task"]["name"] == name]
@@ -648,9 +667,8 @@ def report(results: Path = RESULTS_DIR, out: Path = LEADERBOARD, plots: Path = P
         refs = [e for e in mine if e["kind"] == "reference"]
         table, scores = task_table(task, runs, refs, exploits)
         lines += [f"## `{name}`", "", f"{task['preset']}, {task['num_players']} players; trains against: "
-                  f"{', '.join(task['train_against']) or 'itself only (self-play)'}; budget "
-                  f"{task['decisions']:,} decisions (~{task['reference_minutes'] * 60:.0f} s of our PPO on the "
-                  f"reference machine); {task['matches']:,} evaluation matches per opponent, seed {task['seed']}.",
+                  f"{', '.join(task['train_against']) or 'itself only (self-play)'}; budget: {_budget(task)}; "
+                  f"{task['matches']:,} evaluation matches per opponent, seed {task['seed']}.",
                   "", *table, ""]
         if runs:
             png = plot_task(task, runs, Path(plots) / f"curves_{name}.png")
