@@ -152,6 +152,17 @@ def test_report_builds_tables_intervals_and_plots(tmp_path):
     assert (tmp_path / "plots" / "curves_scat-2p-selfplay-v0.png").is_file()
 
 
+def test_curve_milestones_follow_the_wall_clock_budget_when_it_binds(tmp_path):
+    task = get_task("scat-2p-vs-heuristic-v1")  # 2 minutes, 5 curve points: one every 24 s of training
+    rec = benchmark.Recorder(task, tmp_path / "curve.json", minutes=task.minutes)
+    assert not rec.reached(0, 1000, 23.9) and rec.reached(0, 1000, 24.0)
+    assert rec.reached(4, 1000, 120.0) and not rec.reached(5, 10**9, 1e9)  # no sixth point
+    assert rec.reached(0, task.curve_at()[0], 0.0)  # or the decision share, whichever first
+    rec.eval_seconds = 10.0  # the curve's own evaluations are not training time
+    assert not rec.reached(0, 1000, 30.0) and rec.reached(0, 1000, 34.0)
+    assert not benchmark.Recorder(task, tmp_path / "c2.json").reached(0, 1000, 1e6)  # decisions only
+
+
 def test_report_shows_each_tasks_latest_version_only(tmp_path):
     results = tmp_path / "results"
     for name, score in (("scat-2p-selfplay-v0", 0.2), ("scat-2p-selfplay-v1", 0.45)):

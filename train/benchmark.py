@@ -235,16 +235,24 @@ class Recorder:
     def train_seconds(self, elapsed: float) -> float:
         return max(elapsed - self.eval_seconds, 0.0)
 
+    def reached(self, k: int, decisions: int, elapsed: float) -> bool:
+        """Milestone ``k`` (of ``curve_points``): its share of the decision budget, or, with a wall-clock
+        budget, its share of the minutes, whichever comes first."""
+        if k >= len(self.milestones):
+            return False
+        share = (k + 1) / len(self.milestones)
+        return decisions >= self.milestones[k] or (
+            bool(self.minutes) and self.train_seconds(elapsed) >= share * self.minutes * 60)
+
     def __call__(self, decisions: int, elapsed: float, agent: Any) -> bool:
-        done = len(self.points)
-        if done < len(self.milestones) and decisions >= self.milestones[done]:
+        if self.reached(len(self.points), decisions, elapsed):
             self.record(decisions, elapsed, agent)
         return bool(self.minutes) and self.train_seconds(elapsed) >= self.minutes * 60
 
     def finish(self, decisions: int, elapsed: float, agent: Any) -> None:
         """After training: the point of a milestone the run reached without a callback after it (a learner
         that stops mid-rollout, or resumes finished)."""
-        if len(self.points) < len(self.milestones) and decisions >= self.milestones[len(self.points)]:
+        if self.reached(len(self.points), decisions, elapsed):
             self.record(decisions, elapsed, agent)
 
     def record(self, decisions: int, elapsed: float, agent: Any) -> None:
@@ -254,7 +262,7 @@ class Recorder:
         self.points.append({"decisions": decisions, "seconds": round(self.train_seconds(elapsed), 2),
                             "win_rate": row.win_rate, "ci_low": row.ci_low, "ci_high": row.ci_high,
                             "matches": row.matches})
-        while len(self.points) < len(self.milestones) and decisions >= self.milestones[len(self.points)]:
+        while self.reached(len(self.points), decisions, elapsed):
             self.points.append(dict(self.points[-1]))  # one update crossed two milestones: the same point
         self.eval_seconds += time.perf_counter() - t0
         write_json({"points": self.points, "eval_seconds": self.eval_seconds}, self.path)
