@@ -250,9 +250,9 @@ class Recorder:
         return bool(self.minutes) and self.train_seconds(elapsed) >= self.minutes * 60
 
     def finish(self, decisions: int, elapsed: float, agent: Any) -> None:
-        """After training: the point of a milestone the run reached without a callback after it (a learner
-        that stops mid-rollout, or resumes finished)."""
-        if self.reached(len(self.points), decisions, elapsed):
+        """After training: the run's end is its last point, when no callback recorded it (a learner that
+        stops mid-rollout or on its own clock a moment before the recorder's, or resumes finished)."""
+        if len(self.points) < len(self.milestones):
             self.record(decisions, elapsed, agent)
 
     def record(self, decisions: int, elapsed: float, agent: Any) -> None:
