@@ -83,7 +83,7 @@ def fit_ppo(task: Task, seed: int, run_dir: Path, minutes: float, progress: bool
     last = ppo.train(args, resume=(run_dir / "last.pt").is_file(),
                      callback=_agent_callback(callback, task.rules, task.num_players))
     prior = (f"HeuristicAgent: residual policy over its moves, value warm start on {args.bc_decisions:,} "
-             f"decisions of its self-play (not counted in the budget)")
+             f"decisions of its self-play (not counted in the decisions; inside a wall-clock budget)")
     return _trained(last, asdict(args), prior)
 
 
@@ -488,7 +488,8 @@ def _ordered_tasks(entries: list[dict[str, Any]]) -> list[str]:
 
 def _budget(task: dict[str, Any]) -> str:
     if task.get("minutes"):
-        return (f"{task['minutes']:g} minutes of training wall clock on the reference machine, or "
+        return (f"{task['minutes']:g} minute{'s' if task['minutes'] != 1 else ''} of training wall clock on the "
+                "reference machine, or "
                 f"{task['decisions']:,} decisions if that comes first")
     return (f"{task['decisions']:,} decisions (~{task['reference_minutes'] * 60:.0f} s of our PPO on the reference "
             "machine)")
@@ -531,7 +532,7 @@ def task_table(task: dict[str, Any], runs: list[dict[str, Any]], refs: list[dict
         decisions = np.mean([r["budget"]["decisions_used"] for r in rs])
         minutes = np.median([r["budget"]["train_seconds"] for r in rs]) / 60  # the first run pays the compilation
         capped = sum(r["budget"]["stopped_by"] == "minutes" for r in rs)
-        note = f" ({capped} capped by --minutes)" if capped else ""
+        note = f" ({capped} stopped by the wall clock)" if capped else ""
         prior = rs[0].get("prior_knowledge") or "none"
         lines.append(f"| **{algo}** | {len(rs)} | {score} | " + " | ".join(cols)
                      + f" | {decisions / 1e6:.2f}M{note} | {minutes:.1f} | {prior} |")
