@@ -29,7 +29,8 @@ from agents.base import BaseAgent
 from agents.greedy import _find_one, _first_legal, _keep_index, _phase, _read_hand
 from thirtyone_env import encoding as E
 from thirtyone_env.actions import DISCARD0, DRAW_DISCARD, DRAW_STOCK, KNOCK, PASS
-from thirtyone_env.engine import MAXP
+from thirtyone_env.engine import MAXP, Tables
+from thirtyone_env.engine.drivers import step_row
 from thirtyone_env.engine.hands import hand_value2, triple_value2
 from thirtyone_env.jit import INLINE, jit_variants
 from thirtyone_env.rules import P_DECK_SIZE, P_RANK_OF, P_RANKS, P_SUIT_OF, P_VALUES, Rules
@@ -310,6 +311,31 @@ def _heuristic_rows(obs, mask, off, params, n, table, cfg, out):
 _heuristic_batch = jit_variants(_heuristic_rows)
 
 
+def _heuristic_turns(states, rngs, decks, eparams, autoreset, eoff, obs, masks, players, rewards, dones, escratch,
+                     rows, seat, learner_rewards, ended, off, params, n, table, cfg):
+    """Every other seat's whole turns at ``rows``, decided and stepped in one compiled loop, until
+    ``seat[b]`` is to act or the episode ends (``ended[b]``); ``seat[b]``'s rewards meanwhile are added
+    to ``learner_rewards[b]``. The first arguments are ``Tables.kernel_args``."""
+    blocks = (rows.shape[0] + ROW_BLOCK - 1) // ROW_BLOCK
+    for k in prange(blocks):
+        hand = np.empty(4, np.int64)
+        scratch = np.empty(SCRATCH, np.int64)
+        for r in range(k * ROW_BLOCK, min((k + 1) * ROW_BLOCK, rows.shape[0])):
+            b = rows[r]
+            ended[b] = False
+            while players[b] != seat[b]:
+                action = _heuristic_row(obs[b], masks[b], off, params, n, table, cfg, hand, scratch)
+                done = step_row(b, action, states, rngs, decks, eparams, autoreset, eoff, obs, masks, players,
+                                rewards, dones, escratch)
+                learner_rewards[b] += rewards[b, seat[b]]
+                if done:
+                    ended[b] = True
+                    break
+
+
+_heuristic_turns_batch = jit_variants(_heuristic_turns)
+
+
 class HeuristicAgent(BaseAgent):
     """Card counting, denial and simulation-derived knock thresholds (see the module docstring).
 
@@ -344,3 +370,15 @@ class HeuristicAgent(BaseAgent):
         kernel = _heuristic_batch.for_rows(len(obs), PARALLEL_FROM)
         kernel(obs, mask, self.offsets, self.params, self.num_players, self.table, self.cfg, out)
         return out
+
+    def play_turns(self, tables: Tables, rows: np.ndarray, seat: np.ndarray, rewards: np.ndarray,
+                   ended: np.ndarray) -> None:
+        """This agent in every seat but ``seat[b]`` at each table ``b`` of ``rows``: whole turns, decided
+        and stepped in one compiled loop, until ``seat[b]`` is to act or the episode ends (``ended[b]``
+        set); ``seat[b]``'s rewards meanwhile are added to ``rewards[b]``. The same moves as ``act_batch``
+        turn by turn, without a round trip to Python per decision (``ThirtyOneVectorEnv`` uses it)."""
+        if (tables.rules, tables.num_players, tables.obs_dim) != (self.rules, self.num_players, self.obs_dim):
+            raise ValueError(f"{self!r} cannot play tables of {tables.rules.name}, {tables.num_players} players")
+        kernel = _heuristic_turns_batch.for_rows(len(rows), PARALLEL_FROM)
+        kernel(*tables.kernel_args, rows, seat, rewards, ended, self.offsets, self.params, self.num_players,
+               self.table, self.cfg)

@@ -458,6 +458,49 @@ def test_agent_object_plays_like_its_spec(cls: type, name: str) -> None:
     assert_same_runs(run(by_object, seed=8, steps=150), run(by_name, seed=8, steps=150))
 
 
+class TurnByTurn:
+    """A HeuristicAgent without ``play_turns``: the env then asks it turn by turn through ``act_batch``."""
+
+    def __init__(self, preset: str, players: int):
+        self.inner = agents.HeuristicAgent(preset, players)
+
+    def act(self, obs):
+        return self.inner.act(obs)
+
+    def act_batch(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        return self.inner.act_batch(obs, mask)
+
+
+@pytest.mark.parametrize("preset,players,num_envs,autoreset", [
+    ("scat", 2, 300, "next_step"), ("scat", 4, 70, "same_step"), ("swedish", 3, 5, "next_step"),
+    ("russian", 2, 64, "same_step"), ("italian", 5, 128, "next_step"),
+])
+def test_heuristic_whole_turns_in_one_kernel_play_like_turn_by_turn(preset, players, num_envs, autoreset) -> None:
+    """``HeuristicAgent.play_turns`` (whole opponent turns in one compiled loop, threads from 64 rows) gives
+    exactly the episodes of the turn-by-turn path: observations, rewards, ends, masks, seats."""
+    fused = make(num_envs, preset=preset, num_players=players, opponents="heuristic", autoreset_mode=autoreset)
+    assert callable(getattr(fused.unwrapped.opponents[0], "play_turns", None))
+    plain = make(num_envs, preset=preset, num_players=players, opponents=TurnByTurn(preset, players),
+                 autoreset_mode=autoreset)
+    a, b = run(fused, seed=21, steps=120), run(plain, seed=21, steps=120)
+    assert sum(int(x[2].sum()) for x in a[1:]) > 0  # episodes did end on the way
+    for x, y in zip(a[1:], b[1:], strict=True):  # same-step resets: the final observations, row by row
+        for u, v in zip(x[-1].pop("final_obs", []), y[-1].pop("final_obs", []), strict=True):
+            assert (u is None and v is None) or np.array_equal(u, v)
+        fx, fy = x[-1].pop("final_info", {}), y[-1].pop("final_info", {})
+        assert fx.keys() == fy.keys() and all(np.array_equal(fx[k], fy[k]) for k in fx)
+    assert_same_runs(a, b)
+
+
+def test_play_turns_refuses_tables_of_other_rules() -> None:
+    from thirtyone_env.engine import Tables
+
+    tables = Tables(4, 3, "swedish")
+    with pytest.raises(ValueError, match="cannot play tables of swedish, 3 players"):
+        agents.HeuristicAgent("scat", 2).play_turns(tables, np.arange(4), np.zeros(4, np.int64),
+                                                    np.zeros(4), np.zeros(4, np.bool_))
+
+
 class RecordingAgent:
     """Plays greedily and checks, at every call, that it is asked exactly for the rows where its seat acts.
 

@@ -173,6 +173,7 @@ class ThirtyOneVectorEnv(VectorEnv):
         self.opponents = self._groups[0] if len(self._groups) == 1 else self._groups
         distinct = {id(a): a for group in self._groups for a in group}
         self._single = next(iter(distinct.values())) if len(distinct) == 1 else None
+        self._ended = np.zeros(num_envs, np.bool_)  # play_turns' episode ends
 
         obs_dim, num_actions = self.tables.obs_dim, rules.num_actions
         box = spaces.Box(0.0, 1.0, (obs_dim,), np.float32)
@@ -310,6 +311,12 @@ class ThirtyOneVectorEnv(VectorEnv):
         """Other seats act at ``rows`` until each learner is to act or its episode ends (appended to ``finished``)."""
         t = self.tables
         pending = _waiting(rows, t.player, self.seat)
+        turns = getattr(self._single, "play_turns", None)
+        if turns is not None:  # an agent that plays whole turns in one compiled loop (HeuristicAgent)
+            if pending.size:
+                turns(t, pending, self.seat, self._rewards, self._ended)
+                finished.append(pending[self._ended[pending]])
+            return
         actions = np.zeros(self.num_envs, np.int64)
         ended = np.empty(self.num_envs, np.int64)
         while pending.size:

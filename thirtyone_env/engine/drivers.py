@@ -95,6 +95,18 @@ def _step_at_lean(states, rngs, decks, params, i, action, masks, players, reward
     players[i] = s[S_CURRENT]
 
 
+@njit(**INLINE)
+def step_row(b, action, states, rngs, decks, params, autoreset, off, obs, masks, players, rewards, dones, scratch):
+    """Step table ``b`` of a batch in place; returns done. For kernels outside the engine that play whole
+    turns inside one compiled loop (an agent's fused opponent turns): they get the arrays after ``b`` and
+    ``action`` from ``Tables.kernel_args`` and never look inside them."""
+    done = _step_table(states[b], rngs[b], decks[b], params, action, autoreset, off, obs[b], masks[b], rewards[b],
+                       scratch[b])
+    dones[b] = done
+    players[b] = states[b, S_CURRENT]
+    return done
+
+
 @njit(**JIT)
 def _observe_at(states, params, i, seat, off, out):
     _observe(states[i], params, seat, off, out)

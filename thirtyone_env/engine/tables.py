@@ -195,6 +195,12 @@ class Tables:
     def _decks(self, decks: np.ndarray) -> None:
         self._engine = (self._states, self._rngs, decks, self._params)
 
+    @property
+    def kernel_args(self) -> tuple:
+        """The arrays ``engine.drivers.step_row(b, action, *kernel_args)`` steps in place, for a compiled
+        loop outside the engine (an agent playing whole turns); their layout stays the engine's business."""
+        return (*self._engine, self.autoreset, *self._outputs)
+
     def _drivers(self, rows: np.ndarray) -> D.Drivers:
         """Threads pay off only for enough rows (a partial step of a few tables runs serially)."""
         return D.PARALLEL if self.parallel and len(rows) >= self.PARALLEL_FROM else D.SERIAL
