@@ -34,7 +34,7 @@ for task in (t for t in TASKS.values() if t.version == 1):
             evaluate(task.name, agent, RESULTS_DIR, progress=False)
 PY
   for target in $REFS pretrained:scat_2p $(for a in $ALGOS; do echo "policy:runs/benchmark/scat-2p-selfplay-v1/$a-s1/policy.safetensors"; done); do
-    name=$(echo "$target" | sed -E 's/[^A-Za-z0-9_.-]+/-/g; s/^-+|-+$//g')
+    name=$(.venv/bin/python -c 'import sys; from train.benchmark import label; print(label(sys.argv[1]))' "$target")
     [ -f "benchmarks/results/exploit/scat-2p-selfplay-v1/$name.json" ] && continue
     $PY exploit --target "$target" --task scat-2p-selfplay-v1 --minutes "$EXPLOIT_MINUTES" --save --no-progress
   done
