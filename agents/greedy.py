@@ -16,12 +16,12 @@ over a batch in parallel. The small row readers here are shared by ``heuristic``
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from agents.base import BaseAgent
 from thirtyone_env import encoding as E
 from thirtyone_env.actions import DISCARD0, DRAW_DISCARD, DRAW_STOCK, KNOCK, PASS
-from thirtyone_env.jit import INLINE, jit_variants
+from thirtyone_env.jit import INLINE, PARALLEL_FROM, jit_variants
 from thirtyone_env.rules import P_DECK_SIZE, P_VALUES, Rules
 
 
@@ -116,8 +116,8 @@ def _greedy_row(obs, mask, off, params, knock2):
     return action
 
 
-def _greedy_rows(obs, mask, off, params, knock2, out):
-    for b in prange(obs.shape[0]):
+def _greedy_rows(lo, hi, obs, mask, off, params, knock2, out):
+    for b in range(lo, hi):
         out[b] = _greedy_row(obs[b], mask[b], off, params, knock2)
 
 
@@ -147,5 +147,5 @@ class GreedyAgent(BaseAgent):
     def act_batch(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         obs, mask = self._check_batch(obs, mask)
         out = np.empty(obs.shape[0], np.int64)
-        _greedy_batch.for_rows(len(obs))(obs, mask, self.offsets, self.params, self._knock2, out)
+        _greedy_batch.run(len(obs), len(obs) >= PARALLEL_FROM, obs, mask, self.offsets, self.params, self._knock2, out)
         return out

@@ -23,7 +23,7 @@ What it knows beyond ``GreedyAgent``:
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from agents.base import BaseAgent
 from agents.greedy import _find_one, _first_legal, _keep_index, _phase, _read_hand
@@ -96,7 +96,6 @@ def knock_table(rules: Rules, overrides: dict[int, list[int]] | None = None) -> 
 # of that suit are worth at least t and their total value, then membership. With those suffix sums the
 # expected gain of a draw takes four steps (one per suit) instead of one per live card.
 LIVE, CNT_GE, SUM_GE, IS_LIVE, SCRATCH = 0, 52, 104, 156, 208
-ROW_BLOCK = 32  # rows that share one scratch row in a batch
 PARALLEL_FROM = 64  # a decision costs about 0.5 us on one core: threads pay off from fewer rows than a step
 
 
@@ -297,40 +296,36 @@ def _heuristic_row(obs, mask, off, params, n, table, cfg, hand, live):
     return action
 
 
-def _heuristic_rows(obs, mask, off, params, n, table, cfg, out):
-    # scratch per block of rows, not per row: a [B, SCRATCH] array is megabytes of fresh pages to
-    # fault in on every call, which cost more than the decisions themselves
-    blocks = (obs.shape[0] + ROW_BLOCK - 1) // ROW_BLOCK
-    for k in prange(blocks):
-        hand = np.empty(4, np.int64)
-        scratch = np.empty(SCRATCH, np.int64)
-        for b in range(k * ROW_BLOCK, min((k + 1) * ROW_BLOCK, obs.shape[0])):
-            out[b] = _heuristic_row(obs[b], mask[b], off, params, n, table, cfg, hand, scratch)
+def _heuristic_rows(lo, hi, obs, mask, off, params, n, table, cfg, out):
+    # scratch per call (a chunk of rows), not per row: a [B, SCRATCH] array is megabytes of fresh pages
+    # to fault in on every call, which cost more than the decisions themselves
+    hand = np.empty(4, np.int64)
+    scratch = np.empty(SCRATCH, np.int64)
+    for b in range(lo, hi):
+        out[b] = _heuristic_row(obs[b], mask[b], off, params, n, table, cfg, hand, scratch)
 
 
 _heuristic_batch = jit_variants(_heuristic_rows)
 
 
-def _heuristic_turns(states, rngs, decks, eparams, autoreset, eoff, obs, masks, players, rewards, dones, escratch,
-                     rows, seat, learner_rewards, ended, off, params, n, table, cfg):
-    """Every other seat's whole turns at ``rows``, decided and stepped in one compiled loop, until
+def _heuristic_turns(lo, hi, states, rngs, decks, eparams, autoreset, eoff, obs, masks, players, rewards, dones,
+                     escratch, rows, seat, learner_rewards, ended, off, params, n, table, cfg):
+    """Every other seat's whole turns at ``rows[lo:hi]``, decided and stepped in one compiled loop, until
     ``seat[b]`` is to act or the episode ends (``ended[b]``); ``seat[b]``'s rewards meanwhile are added
-    to ``learner_rewards[b]``. The first arguments are ``Tables.kernel_args``."""
-    blocks = (rows.shape[0] + ROW_BLOCK - 1) // ROW_BLOCK
-    for k in prange(blocks):
-        hand = np.empty(4, np.int64)
-        scratch = np.empty(SCRATCH, np.int64)
-        for r in range(k * ROW_BLOCK, min((k + 1) * ROW_BLOCK, rows.shape[0])):
-            b = rows[r]
-            ended[b] = False
-            while players[b] != seat[b]:
-                action = _heuristic_row(obs[b], masks[b], off, params, n, table, cfg, hand, scratch)
-                done = step_row(b, action, states, rngs, decks, eparams, autoreset, eoff, obs, masks, players,
-                                rewards, dones, escratch)
-                learner_rewards[b] += rewards[b, seat[b]]
-                if done:
-                    ended[b] = True
-                    break
+    to ``learner_rewards[b]``. The arguments after ``hi`` up to ``escratch`` are ``Tables.kernel_args``."""
+    hand = np.empty(4, np.int64)
+    scratch = np.empty(SCRATCH, np.int64)
+    for r in range(lo, hi):
+        b = rows[r]
+        ended[b] = False
+        while players[b] != seat[b]:
+            action = _heuristic_row(obs[b], masks[b], off, params, n, table, cfg, hand, scratch)
+            done = step_row(b, action, states, rngs, decks, eparams, autoreset, eoff, obs, masks, players,
+                            rewards, dones, escratch)
+            learner_rewards[b] += rewards[b, seat[b]]
+            if done:
+                ended[b] = True
+                break
 
 
 _heuristic_turns_batch = jit_variants(_heuristic_turns)
@@ -367,8 +362,8 @@ class HeuristicAgent(BaseAgent):
     def act_batch(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         obs, mask = self._check_batch(obs, mask)
         out = np.empty(obs.shape[0], np.int64)
-        kernel = _heuristic_batch.for_rows(len(obs), PARALLEL_FROM)
-        kernel(obs, mask, self.offsets, self.params, self.num_players, self.table, self.cfg, out)
+        _heuristic_batch.run(len(obs), len(obs) >= PARALLEL_FROM, obs, mask, self.offsets, self.params,
+                             self.num_players, self.table, self.cfg, out)
         return out
 
     def play_turns(self, tables: Tables, rows: np.ndarray, seat: np.ndarray, rewards: np.ndarray,
@@ -379,6 +374,5 @@ class HeuristicAgent(BaseAgent):
         turn by turn, without a round trip to Python per decision (``ThirtyOneVectorEnv`` uses it)."""
         if (tables.rules, tables.num_players, tables.obs_dim) != (self.rules, self.num_players, self.obs_dim):
             raise ValueError(f"{self!r} cannot play tables of {tables.rules.name}, {tables.num_players} players")
-        kernel = _heuristic_turns_batch.for_rows(len(rows), PARALLEL_FROM)
-        kernel(*tables.kernel_args, rows, seat, rewards, ended, self.offsets, self.params, self.num_players,
-               self.table, self.cfg)
+        _heuristic_turns_batch.run(len(rows), len(rows) >= PARALLEL_FROM, *tables.kernel_args, rows, seat, rewards,
+                                   ended, self.offsets, self.params, self.num_players, self.table, self.cfg)

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 import numba.core.event as numba_event
-from numba import njit
+from numba import njit, prange
+from numba.core.dispatcher import Dispatcher
 
 JIT = dict(cache=True, nogil=True)
 # the per-decision path: numba does not inline one compiled function into another, and a
@@ -28,30 +29,48 @@ JIT = dict(cache=True, nogil=True)
 INLINE = dict(JIT, inline="always")
 
 PARALLEL_FROM = 256  # rows from which threads pay off (fewer: waking them costs more than the work)
+ROW_CHUNK = 32  # rows per call of the compiled loop in a threaded run
+
+
+def _threaded(n, *args):
+    """Template of every threaded driver: the compiled loop (each copy's global ``_serial``) over chunks
+    of ``ROW_CHUNK`` rows, the chunks spread over numba's threads."""
+    for k in prange((n + ROW_CHUNK - 1) // ROW_CHUNK):
+        lo = k * ROW_CHUNK
+        _serial(lo, min(n, lo + ROW_CHUNK), *args)  # noqa: F821 (each copy's globals define it)
 
 
 class Variants(NamedTuple):
-    parallel: types.FunctionType
-    serial: types.FunctionType
+    """A loop over rows ``lo..hi`` compiled once (``serial(lo, hi, *args)``) and, where threads pay,
+    its threaded driver (``threaded(n, *args)``: rows ``0..n`` in chunks, each one call of that loop)."""
 
-    def for_rows(self, rows: int, parallel_from: int = PARALLEL_FROM) -> types.FunctionType:
-        """Threads from ``parallel_from`` rows (lower for a kernel with more work per row)."""
-        return self.parallel if rows >= parallel_from else self.serial
+    serial: Dispatcher
+    threaded: Dispatcher | None
+
+    def run(self, n: int, threads: bool, *args) -> None:
+        """Rows ``0..n``, on numba's threads when ``threads`` (and the loop has a threaded driver)."""
+        if threads and self.threaded is not None:
+            self.threaded(n, *args)
+        else:
+            self.serial(0, n, *args)
 
 
-def jit_variants(fn: types.FunctionType) -> Variants:
-    """``fn`` (a loop over rows written with ``prange``) jitted with threads and without.
+def jit_variants(fn: types.FunctionType, threads: bool = True) -> Variants:
+    """``fn(lo, hi, *args)`` (a loop over rows ``lo..hi``) jitted, and with ``threads`` a threaded driver.
 
-    Each variant gets its own qualified name: numba's on-disk cache is keyed by the name, not
-    by the options, so two compilations of one function would overwrite each other.
+    The driver calls the compiled loop instead of inlining it into a ``prange`` body, where numba's
+    parallel passes over a whole inlined engine step took minutes per kernel. It still re-optimises
+    and re-generates the loop's machine code (numba links a callee into its caller), so a driver costs
+    about twice its loop's compile: ``threads=False`` for loops that never see a large batch.
+    Each driver is a copy of ``_threaded`` with its own globals and name (numba caches by name).
     """
-
-    def compiled(parallel: bool) -> types.FunctionType:
-        copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
-        copy.__qualname__ = f"{fn.__qualname__}_{'parallel' if parallel else 'serial'}"
-        return njit(parallel=parallel, **JIT)(copy)
-
-    return Variants(compiled(True), compiled(False))
+    serial = njit(**JIT)(fn)
+    if not threads:
+        return Variants(serial, None)
+    scope = {"_serial": serial, "prange": prange, "min": min, "ROW_CHUNK": ROW_CHUNK, "__name__": fn.__module__}
+    driver = types.FunctionType(_threaded.__code__, scope, f"{fn.__name__}_threaded")
+    driver.__qualname__ = f"{fn.__qualname__}_threaded"
+    return Variants(serial, njit(parallel=True, **JIT)(driver))
 
 
 KERNEL_PACKAGES = ("thirtyone_env", "agents", "train")

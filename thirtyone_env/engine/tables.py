@@ -169,7 +169,7 @@ class Tables:
         self._outputs = (self._obs_offsets, self.obs, self.mask, self.player, self.rewards, self.done, self._scratch)
         self._at_outputs = (self._obs_offsets, self.obs, self.mask, self.player, self._step_rewards, self.done,
                             self._scratch)
-        self._full_drivers = self._drivers(self._all)
+        self._threads_all = self._threads(self._all)
         self._lean = not (self._observe or self.autoreset)  # step_at's short kernel applies
 
         # named read-only views of the state: they follow every step
@@ -201,9 +201,9 @@ class Tables:
         loop outside the engine (an agent playing whole turns); their layout stays the engine's business."""
         return (*self._engine, self.autoreset, *self._outputs)
 
-    def _drivers(self, rows: np.ndarray) -> D.Drivers:
+    def _threads(self, rows: np.ndarray) -> bool:
         """Threads pay off only for enough rows (a partial step of a few tables runs serially)."""
-        return D.PARALLEL if self.parallel and len(rows) >= self.PARALLEL_FROM else D.SERIAL
+        return self.parallel and len(rows) >= self.PARALLEL_FROM
 
     @property
     def total_chips(self) -> int:
@@ -244,9 +244,10 @@ class Tables:
             if stacked.shape[0] != self._decks.shape[1]:
                 self._decks = np.full((self.num_tables, stacked.shape[0], MAXD), -1, np.int16)
             self._decks[rows] = stacked
-        self._drivers(rows).reset(
-            *self._engine, self.num_players, self._episode_deal, check_dealer(dealer, self.num_players), rows,
-            self._obs_offsets, self.obs, self.mask, self.player, self.done, self._scratch,
+        D.RESET.run(
+            len(rows), self._threads(rows), *self._engine, self.num_players, self._episode_deal,
+            check_dealer(dealer, self.num_players), rows, self._obs_offsets, self.obs, self.mask, self.player,
+            self.done, self._scratch,
         )
         self.rewards[rows] = 0
         return self.obs, self.mask, self.player
@@ -269,14 +270,14 @@ class Tables:
         if rows is None:
             if check and D._count_illegal(actions, self.mask, self._all):
                 self.check_actions(given, self._all)  # raises, naming the tables
-            self._full_drivers.step_all(*self._engine, actions, self.autoreset, *self._outputs)
+            D.STEP_ALL.run(self.num_tables, self._threads_all, *self._engine, actions, self.autoreset, *self._outputs)
         else:
             rows = np.asarray(rows, np.int64)
             self.rewards[:] = 0
             self.done[:] = False
             if check and D._count_illegal(actions, self.mask, rows):
                 self.check_actions(given, rows)
-            self._drivers(rows).step(*self._engine, rows, actions, self.autoreset, *self._outputs)
+            D.STEP.run(len(rows), self._threads(rows), *self._engine, rows, actions, self.autoreset, *self._outputs)
         return self.obs, self.mask, self.player, self.rewards, self.done
 
     def step_at(self, i: int, action: int, who: str | None = None) -> np.ndarray:
@@ -348,7 +349,7 @@ class Tables:
             raise ValueError(f"seats must be {self.num_tables} seat numbers in 0..{self.num_players - 1}")
         out = np.zeros((self.num_tables, self.obs_dim), np.int8)
         rows = self._all if rows is None else np.asarray(rows, np.int64)
-        self._drivers(rows).observe(self._states, self._params, rows, seats, self._offsets, out)
+        D.OBSERVE.run(len(rows), self._threads(rows), self._states, self._params, rows, seats, self._offsets, out)
         return out
 
     def observe_at(self, i: int, seat: int, out: np.ndarray | None = None) -> np.ndarray:
@@ -365,7 +366,7 @@ class Tables:
         """The full state of every table (all hands, the stock, whose turn, seat 0's view), int8."""
         out = np.zeros((self.num_tables, self.state_dim), np.int8)
         rows = self._all if rows is None else np.asarray(rows, np.int64)
-        self._drivers(rows).global_state(self._states, self._params, rows, self._offsets, out)
+        D.GLOBAL_STATE.run(len(rows), self._threads(rows), self._states, self._params, rows, self._offsets, out)
         return out
 
     # -- copies -----------------------------------------------------------------------------
