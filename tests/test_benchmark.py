@@ -14,7 +14,15 @@ pytest.importorskip("rliable")
 
 from agents import make  # noqa: E402
 from thirtyone_env.rules import Rules  # noqa: E402
-from thirtyone_env.tasks import TASKS, Evaluation, OpponentResult, Task, get_task, task_names  # noqa: E402
+from thirtyone_env.tasks import (  # noqa: E402
+    TASKS,
+    Evaluation,
+    OpponentResult,
+    Task,
+    get_task,
+    split_name,
+    task_names,
+)
 from train import benchmark  # noqa: E402
 
 
@@ -52,6 +60,14 @@ def test_registry_errors_name_what_was_wrong():
         Task("x", 0, "scat", 2, (), 10, 10, "d", eval_opponents=("heuristic",), score_opponent="random")
     with pytest.raises(ValueError, match="players"):
         Task("x", 0, "scat", 11, (), 10, 10, "d")
+
+
+def test_split_name_reads_base_and_version_of_every_task():
+    assert split_name("scat-2p-vs-heuristic-v12") == ("scat-2p-vs-heuristic", 12)
+    for name, task in TASKS.items():
+        assert split_name(name) == (task.base, task.version)
+    with pytest.raises(ValueError, match="not a versioned task name"):
+        split_name("scat-2p-vs-heuristic")
 
 
 def small(task: Task, matches: int = 40) -> Task:

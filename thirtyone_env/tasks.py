@@ -233,6 +233,14 @@ def task_names() -> list[str]:
     return sorted(TASKS)
 
 
+def split_name(name: str) -> tuple[str, int]:
+    """A versioned task name's base and version: ``scat-2p-vs-heuristic-v1`` -> ``("scat-2p-vs-heuristic", 1)``."""
+    found = _NAME.match(name)
+    if found is None:
+        raise ValueError(f"not a versioned task name (BASE-vN): {name!r}")
+    return found.group("base"), int(found.group("version"))
+
+
 def get_task(name: str) -> Task:
     """A task by its versioned name (``scat-2p-vs-heuristic-v0``); without ``-vN``, its latest version."""
     if not isinstance(name, str):

@@ -240,14 +240,16 @@ class Recorder:
         budget, its share of the minutes, whichever comes first."""
         if k >= len(self.milestones):
             return False
-        share = (k + 1) / len(self.milestones)
-        return decisions >= self.milestones[k] or (
-            bool(self.minutes) and self.train_seconds(elapsed) >= share * self.minutes * 60)
+        return decisions >= self.milestones[k] or self._clock_passed((k + 1) / len(self.milestones), elapsed)
+
+    def _clock_passed(self, share: float, elapsed: float) -> bool:
+        """Training has had ``share`` of its wall-clock budget (never, without one)."""
+        return bool(self.minutes) and self.train_seconds(elapsed) >= share * self.minutes * 60
 
     def __call__(self, decisions: int, elapsed: float, agent: Any) -> bool:
         if self.reached(len(self.points), decisions, elapsed):
             self.record(decisions, elapsed, agent)
-        return bool(self.minutes) and self.train_seconds(elapsed) >= self.minutes * 60
+        return self._clock_passed(1.0, elapsed)
 
     def finish(self, decisions: int, elapsed: float, agent: Any) -> None:
         """After training: the run's end is its last point, when no callback recorded it (a learner that
@@ -475,13 +477,13 @@ def _fmt(x: float, lo: float, hi: float) -> str:
 
 
 def _ordered_tasks(entries: list[dict[str, Any]]) -> list[str]:
-    from thirtyone_env.tasks import TASKS
+    from thirtyone_env.tasks import TASKS, split_name
 
     names = {e["task"]["name"] for e in entries}
     latest = {}  # the leaderboard shows each task's latest version with results; older ones stay in the folder
     for n in names:
-        base, version = n.rsplit("-v", 1)
-        latest[base] = max(latest.get(base, -1), int(version))
+        base, version = split_name(n)
+        latest[base] = max(latest.get(base, -1), version)
     shown = {f"{base}-v{version}" for base, version in latest.items()}
     return [n for n in TASKS if n in shown] + sorted(shown - set(TASKS))
 
