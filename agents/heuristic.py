@@ -26,10 +26,10 @@ import numpy as np
 from numba import njit
 
 from agents.base import BaseAgent
-from agents.greedy import _find_one, _first_legal, _keep_index, _phase, _read_hand
+from agents.greedy import _find_one, _first_legal, _keep_index, _phase
 from thirtyone_env import encoding as E
 from thirtyone_env.actions import DISCARD0, DRAW_DISCARD, DRAW_STOCK, KNOCK, PASS
-from thirtyone_env.engine import MAXP, Tables
+from thirtyone_env.engine import MAXD, MAXP, Tables
 from thirtyone_env.engine.drivers import step_row
 from thirtyone_env.engine.hands import hand_value2, triple_value2
 from thirtyone_env.jit import INLINE, jit_variants
@@ -92,38 +92,95 @@ def knock_table(rules: Rules, overrides: dict[int, list[int]] | None = None) -> 
 
 
 # -- the parts of a decision ------------------------------------------------------------
-# scratch row of a decision: the live card ids, then per suit and value t (0..12) how many live cards
-# of that suit are worth at least t and their total value, then membership. With those suffix sums the
-# expected gain of a draw takes four steps (one per suit) instead of one per live card.
-LIVE, CNT_GE, SUM_GE, IS_LIVE, SCRATCH = 0, 52, 104, 156, 208
-PARALLEL_FROM = 64  # a decision costs about 0.5 us on one core: threads pay off from fewer rows than a step
+# Card sets are bit sets of ranks, one per suit (card id = suit * ranks + rank). Per rule set, ``rank_tables``
+# holds for every rank set its size and its total value, and per value t the ranks worth at least t: the
+# live cards of a suit worth at least t and their total are then two lookups, so the expected gain of a
+# draw takes four steps (one per suit) instead of one per live card.
+MAX_RANKS = 13
+L_COUNT, L_TOTAL, L_LOWEST = 0, 1 << MAX_RANKS, 2 << MAX_RANKS  # per rank set: size, value total, lowest rank
+L_AT_LEAST = 3 << MAX_RANKS  # per value t = 0..12: the ranks worth at least t
+L_SIZE = L_AT_LEAST + 13
+# scratch row of a decision (int64): the live rank set per suit, then the doubled value the i-th opponent
+# is known to hold per suit (cards it took from the discard pile)
+LIVE, KNOWN_SUM = 0, 4
+SCRATCH = KNOWN_SUM + 4 * (MAXP - 1)
+PARALLEL_FROM = 64  # a decision costs about 0.3 us on one core: threads pay off from fewer rows than a step
+
+
+def rank_tables(rules: Rules) -> np.ndarray:
+    """The lookup tables of ``L_*`` for a deck (card values depend on the rank alone)."""
+    values = rules.deck_spec.rank_values
+    table = np.zeros(L_SIZE, np.int64)
+    for ranks in range(1 << len(values)):
+        held = [r for r in range(len(values)) if ranks >> r & 1]
+        table[L_COUNT + ranks] = len(held)
+        table[L_TOTAL + ranks] = sum(values[r] for r in held)
+        table[L_LOWEST + ranks] = held[0] if held else -1
+    for t in range(13):
+        table[L_AT_LEAST + t] = sum(1 << r for r, v in enumerate(values) if v >= t)
+    return table
 
 
 @njit(**INLINE)
-def _live(obs, off, params, n, scratch):
-    """Card ids that may still come from the stock (not ours, not discarded, not known held)."""
+def _rank_set(piece, suit, ranks):
+    """The ranks of ``suit`` set in a one-hot piece (``deck size`` entries), as a bit set."""
+    seg = piece[suit * ranks : (suit + 1) * ranks]
+    out = 0
+    for r in range(ranks):
+        out |= np.int64(seg[r] != 0) << r
+    return out
+
+
+@njit(**INLINE)
+def _scan(obs, off, params, n, lut, hand, scratch, seen):
+    """Own cards into ``hand`` (ascending) and the live rank set of each suit into ``scratch``; returns
+    how many cards are held and how many are live (not ours, not discarded, not known held).
+
+    The pieces are read through slices: plain loops over local arrays are what LLVM vectorizes, and
+    this way the scan costs a quarter of indexing the observation directly."""
     d = params[P_DECK_SIZE]
-    scratch[CNT_GE:SCRATCH] = 0
-    count = 0
-    hand, pile, known = off[E.HAND], off[E.DISCARD_PILE], off[E.OPP_KNOWN]
+    ranks = params[P_RANKS]
+    own = obs[off[E.HAND] : off[E.HAND] + d]
+    pile = obs[off[E.DISCARD_PILE] : off[E.DISCARD_PILE] + d]
     for c in range(d):
-        # without branches: whether a card is live looks random to the CPU, mispredictions cost most
-        seen = obs[hand + c] | obs[pile + c]
-        for rel in range(n - 1):
-            seen |= obs[known + rel * d + c]
-        live = seen == 0
-        value = params[P_VALUES + c]
-        suit = params[P_SUIT_OF + c]  # a lookup: dividing by a run-time number costs tens of cycles
-        scratch[LIVE + count] = c
-        scratch[CNT_GE + suit * 13 + value] += live
-        scratch[SUM_GE + suit * 13 + value] += live * value
-        scratch[IS_LIVE + c] = live
-        count += live
-    for s in range(4):  # suffix sums: value t holds the totals over values >= t
-        for value in range(11, -1, -1):
-            scratch[CNT_GE + s * 13 + value] += scratch[CNT_GE + s * 13 + value + 1]
-            scratch[SUM_GE + s * 13 + value] += scratch[SUM_GE + s * 13 + value + 1]
-    return count
+        seen[c] = own[c] | pile[c]
+    for rel in range(n - 1):
+        known = obs[off[E.OPP_KNOWN] + rel * d : off[E.OPP_KNOWN] + (rel + 1) * d]
+        for c in range(d):
+            seen[c] |= known[c]
+    nh = nlive = 0
+    for s in range(4):
+        live = 0
+        seg = seen[s * ranks : (s + 1) * ranks]
+        for r in range(ranks):
+            live |= np.int64(seg[r] == 0) << r
+        scratch[LIVE + s] = live
+        nlive += lut[L_COUNT + live]
+        mine = _rank_set(own, s, ranks)
+        while mine != 0 and nh < 4:
+            hand[nh] = s * ranks + lut[L_LOWEST + mine]
+            nh += 1
+            mine &= mine - 1
+    return nh, nlive
+
+
+@njit(**INLINE)
+def _known_best(obs, off, params, rel, lut, scratch):
+    """The doubled value per suit of the cards opponent ``rel`` is known to hold (into ``scratch``); returns
+    the best of them."""
+    d, ranks = params[P_DECK_SIZE], params[P_RANKS]
+    known = obs[off[E.OPP_KNOWN] + rel * d : off[E.OPP_KNOWN] + (rel + 1) * d]
+    best = 0
+    for s in range(4):
+        total = 2 * lut[L_TOTAL + _rank_set(known, s, ranks)]
+        scratch[KNOWN_SUM + 4 * rel + s] = total
+        best = max(best, total)
+    return best
+
+
+@njit(**INLINE)
+def _is_live(card, scratch, params):
+    return card < params[P_DECK_SIZE] and (scratch[LIVE + params[P_SUIT_OF + card]] >> params[P_RANK_OF + card]) & 1
 
 
 @njit(**INLINE)
@@ -142,7 +199,7 @@ def _kept2(a, b, c, suit, params):
 
 
 @njit(**INLINE)
-def _potential(a, b, c, v, scratch, nlive, params):
+def _potential(a, b, c, v, scratch, nlive, params, lut):
     """Expected doubled gain of one more card drawn uniformly from the live cards."""
     if nlive == 0:
         return 0.0
@@ -153,12 +210,12 @@ def _potential(a, b, c, v, scratch, nlive, params):
     for s in range(4):
         kept = _kept2(a, b, c, s, params)
         # a drawn card of value x gains 2x + kept - v when that is positive: x > (v - kept) / 2
-        t = min(max((v - kept) // 2 + 1, 0), 12)
-        total += 2 * scratch[SUM_GE + s * 13 + t] + (kept - v) * scratch[CNT_GE + s * 13 + t]
+        gaining = scratch[LIVE + s] & lut[L_AT_LEAST + min(max((v - kept) // 2 + 1, 0), 12)]
+        total += 2 * lut[L_TOTAL + gaining] + (kept - v) * lut[L_COUNT + gaining]
     if pair >= 0:  # a live card of the pair's rank may make three of a kind: count it at its best
         for s in range(4):
             x = s * ranks + pair
-            if x < params[P_DECK_SIZE] and scratch[IS_LIVE + x]:
+            if _is_live(x, scratch, params):
                 plain = 2 * params[P_VALUES + x] + _kept2(a, b, c, s, params)
                 best = max(plain, triple_value2(x, params))
                 total += max(best - v, 0) - max(plain - v, 0)
@@ -166,8 +223,8 @@ def _potential(a, b, c, v, scratch, nlive, params):
 
 
 @njit(**INLINE)
-def _draw_total(p, q, scratch, params):
-    """Sum over the live cards x of ``hand_value2(p, q, x)``, from the per-suit suffix sums.
+def _draw_total(p, q, scratch, params, lut):
+    """Sum over the live cards x of ``hand_value2(p, q, x)``, from the rank-set tables.
 
     A drawn card x of suit s and value vx makes ``2 * max(K_s + vx, M_s)``: K_s is what p and q
     hold in s, M_s the best total of p's or q's suit when that is not s."""
@@ -181,14 +238,15 @@ def _draw_total(p, q, scratch, params):
             m = vp + vq * (sq == sp)
         if sq != s:
             m = max(m, vq + vp * (sp == sq))
-        t = min(max(m - k, 0), 12)  # x joins its suit when k + vx >= m
-        joined = scratch[CNT_GE + s * 13 + t]
-        total += 2 * (k * joined + scratch[SUM_GE + s * 13 + t]) + 2 * m * (scratch[CNT_GE + s * 13] - joined)
+        live = scratch[LIVE + s]
+        joining = live & lut[L_AT_LEAST + min(max(m - k, 0), 12)]  # x joins its suit when k + vx >= m
+        joined = lut[L_COUNT + joining]
+        total += 2 * (k * joined + lut[L_TOTAL + joining]) + 2 * m * (lut[L_COUNT + live] - joined)
     rank = params[P_RANK_OF + p]
     if rank == params[P_RANK_OF + q]:  # a live card of the pair's rank may make a special hand
         for s in range(4):
             x = s * params[P_RANKS] + rank
-            if x < params[P_DECK_SIZE] and scratch[IS_LIVE + x] and params[P_RANK_OF + x] == rank:
+            if _is_live(x, scratch, params):
                 special = triple_value2(p, params)
                 if special > 0:  # hand_value2 then returns the special value instead of the suit total
                     sx, vx = params[P_SUIT_OF + x], params[P_VALUES + x]
@@ -199,43 +257,20 @@ def _draw_total(p, q, scratch, params):
 
 
 @njit(**INLINE)
-def _score(a, b, c, w, scratch, nlive, params):
+def _score(a, b, c, w, scratch, nlive, params, lut):
     v = hand_value2(a, b, c, params)
     if w == 0.0:
         return float(v)
-    return v + w * _potential(a, b, c, v, scratch, nlive, params)
+    return v + w * _potential(a, b, c, v, scratch, nlive, params, lut)
 
 
 @njit(**INLINE)
-def _suit_sum2(obs, start, suit, params):
-    """Doubled sum of the cards of ``suit`` set in a one-hot piece."""
-    ranks = params[P_RANKS]
-    total = 0
-    for r in range(ranks):
-        if obs[start + suit * ranks + r] != 0:
-            total += params[P_VALUES + suit * ranks + r]
-    return 2 * total
-
-
-@njit(**INLINE)
-def _deny_cost(obs, off, params, nxt, card, deny):
-    """What throwing ``card`` gives away to the next opponent, if it is known to collect the suit."""
-    if nxt < 0 or deny == 0.0:
-        return 0.0
+def _heuristic_row(obs, mask, off, params, n, table, cfg, lut, hand, scratch, seen):
+    """``hand`` (4), ``scratch`` (``SCRATCH``) and ``seen`` (``MAXD`` int8) are scratch rows, allocated once
+    per batch; ``lut`` is ``rank_tables``."""
     d = params[P_DECK_SIZE]
-    start = off[E.OPP_KNOWN] + nxt * d
-    if _suit_sum2(obs, start, params[P_SUIT_OF + card], params) == 0:
-        return 0.0
-    return deny * 2 * params[P_VALUES + card]
-
-
-@njit(**INLINE)
-def _heuristic_row(obs, mask, off, params, n, table, cfg, hand, live):
-    """``hand`` (4) and ``live`` (``SCRATCH``) are scratch rows, allocated once per batch."""
-    d = params[P_DECK_SIZE]
-    nh = _read_hand(obs, off, params, hand)
+    nh, nlive = _scan(obs, off, params, n, lut, hand, scratch, seen)
     phase = _phase(obs, off)
-    nlive = _live(obs, off, params, n, live)
     final = obs[off[E.FINAL_ROUND]] != 0
     w = 0.0 if final else cfg[C_POTENTIAL]
     # opponents in play, the next one to act, and the strongest hand they are known to hold
@@ -247,8 +282,7 @@ def _heuristic_row(obs, mask, off, params, n, table, cfg, hand, live):
             in_play += 1
             if nxt < 0:
                 nxt = rel
-            for s in range(4):
-                known_best = max(known_best, _suit_sum2(obs, off[E.OPP_KNOWN] + rel * d, s, params))
+            known_best = max(known_best, _known_best(obs, off, params, rel, lut, scratch))
     action = -1
     if phase == 0:
         a, b, c = hand[0], hand[1], hand[2]
@@ -258,15 +292,15 @@ def _heuristic_row(obs, mask, off, params, n, table, cfg, hand, live):
         if mask[KNOCK] and v >= threshold and v > known_best:
             action = KNOCK
         else:
-            pot = _potential(a, b, c, v, live, nlive, params)
+            pot = _potential(a, b, c, v, scratch, nlive, params, lut)
             q_stock = v + pot + w * pot
             q_take = -1.0
             top = _find_one(obs, off[E.DISCARD_TOP], d)
             if top >= 0 and mask[DRAW_DISCARD]:
                 q_take = max(
-                    _score(top, b, c, w, live, nlive, params),
-                    _score(a, top, c, w, live, nlive, params),
-                    _score(a, b, top, w, live, nlive, params),
+                    _score(top, b, c, w, scratch, nlive, params, lut),
+                    _score(a, top, c, w, scratch, nlive, params, lut),
+                    _score(a, b, top, w, scratch, nlive, params, lut),
                 )
             # the observation's take_value: the best hand that keeps the discard top
             if mask[PASS] and pot == 0.0 and obs[off[E.TAKE_VALUE]] <= v:
@@ -277,16 +311,18 @@ def _heuristic_row(obs, mask, off, params, n, table, cfg, hand, live):
                 action = DRAW_STOCK
     elif phase == 1 or phase == 2:
         best = -1e18
+        deny = cfg[C_DENY] if nxt >= 0 else 0.0  # what throwing a card of a suit the next opponent collects costs
         for i in range(nh):
             card = hand[i]
             if not mask[DISCARD0 + card]:
                 continue
             i0, i1, i2 = _keep_index(i)
             if phase == 1:
-                score = _score(hand[i0], hand[i1], hand[i2], w, live, nlive, params)
+                score = _score(hand[i0], hand[i1], hand[i2], w, scratch, nlive, params, lut)
             else:  # two cards kept, the stock card comes next: average over the live cards
-                score = _draw_total(hand[i0], hand[i1], live, params) / max(nlive, 1)
-            score -= _deny_cost(obs, off, params, nxt, card, cfg[C_DENY])
+                score = _draw_total(hand[i0], hand[i1], scratch, params, lut) / max(nlive, 1)
+            if deny != 0.0 and scratch[KNOWN_SUM + 4 * nxt + params[P_SUIT_OF + card]] != 0:
+                score -= deny * 2 * params[P_VALUES + card]
             score -= 1e-3 * params[P_VALUES + card]  # ties: throw the lower card
             if score > best:
                 best = score
@@ -296,39 +332,63 @@ def _heuristic_row(obs, mask, off, params, n, table, cfg, hand, live):
     return action
 
 
-def _heuristic_rows(lo, hi, obs, mask, off, params, n, table, cfg, out):
+def _heuristic_rows(lo, hi, obs, mask, off, params, n, table, cfg, lut, out):
     # scratch per call (a chunk of rows), not per row: a [B, SCRATCH] array is megabytes of fresh pages
     # to fault in on every call, which cost more than the decisions themselves
-    hand = np.empty(4, np.int64)
-    scratch = np.empty(SCRATCH, np.int64)
+    hand, scratch, seen = np.empty(4, np.int64), np.empty(SCRATCH, np.int64), np.empty(MAXD, np.int8)
     for b in range(lo, hi):
-        out[b] = _heuristic_row(obs[b], mask[b], off, params, n, table, cfg, hand, scratch)
+        out[b] = _heuristic_row(obs[b], mask[b], off, params, n, table, cfg, lut, hand, scratch, seen)
 
 
 _heuristic_batch = jit_variants(_heuristic_rows)
 
 
+@njit(**INLINE)
+def _opponent_turns(b, states, rngs, decks, eparams, autoreset, eoff, obs, masks, players, rewards, dones, escratch,
+                    seat, learner_rewards, off, params, n, table, cfg, lut, hand, scratch, seen):
+    """Every other seat's turns at table ``b`` until ``seat[b]`` is to act (returns False) or the episode
+    ends (True); ``seat[b]``'s rewards meanwhile are added to ``learner_rewards[b]``."""
+    while players[b] != seat[b]:
+        action = _heuristic_row(obs[b], masks[b], off, params, n, table, cfg, lut, hand, scratch, seen)
+        done = step_row(b, action, states, rngs, decks, eparams, autoreset, eoff, obs, masks, players, rewards,
+                        dones, escratch)
+        learner_rewards[b] += rewards[b, seat[b]]
+        if done:
+            return True
+    return False
+
+
 def _heuristic_turns(lo, hi, states, rngs, decks, eparams, autoreset, eoff, obs, masks, players, rewards, dones,
-                     escratch, rows, seat, learner_rewards, ended, off, params, n, table, cfg):
-    """Every other seat's whole turns at ``rows[lo:hi]``, decided and stepped in one compiled loop, until
-    ``seat[b]`` is to act or the episode ends (``ended[b]``); ``seat[b]``'s rewards meanwhile are added
-    to ``learner_rewards[b]``. The arguments after ``hi`` up to ``escratch`` are ``Tables.kernel_args``."""
-    hand = np.empty(4, np.int64)
-    scratch = np.empty(SCRATCH, np.int64)
+                     escratch, rows, actions, seat, learner_rewards, ended, scale, out, off, params, n, table, cfg,
+                     lut):
+    """At each table ``b`` of ``rows[lo:hi]``: ``seat[b]`` plays ``actions[b]`` (an empty ``actions``: it has
+    no move to make), then every other seat its whole turns, decided and stepped in one compiled loop, until
+    ``seat[b]`` is to act again or the episode ends (``ended[b]``). ``seat[b]``'s rewards go to
+    ``learner_rewards[b]`` (set by its move, else added to) and its observation then, divided by ``scale``,
+    to ``out[b]`` (float32; ``out`` without columns: none). The arguments after ``hi`` up to ``escratch``
+    are ``Tables.kernel_args``."""
+    hand, scratch, seen = np.empty(4, np.int64), np.empty(SCRATCH, np.int64), np.empty(MAXD, np.int8)
     for r in range(lo, hi):
         b = rows[r]
-        ended[b] = False
-        while players[b] != seat[b]:
-            action = _heuristic_row(obs[b], masks[b], off, params, n, table, cfg, hand, scratch)
-            done = step_row(b, action, states, rngs, decks, eparams, autoreset, eoff, obs, masks, players,
+        done = False
+        if actions.shape[0] > 0:
+            done = step_row(b, actions[b], states, rngs, decks, eparams, autoreset, eoff, obs, masks, players,
                             rewards, dones, escratch)
+            learner_rewards[b] = rewards[b, seat[b]]
+        while not done and players[b] != seat[b]:
+            action = _heuristic_row(obs[b], masks[b], off, params, n, table, cfg, lut, hand, scratch, seen)
+            done = step_row(b, action, states, rngs, decks, eparams, autoreset, eoff, obs, masks, players, rewards,
+                            dones, escratch)
             learner_rewards[b] += rewards[b, seat[b]]
-            if done:
-                ended[b] = True
-                break
+        ended[b] = done
+        row, dest = obs[b], out[b]
+        for j in range(dest.shape[0]):
+            dest[j] = np.float32(row[j]) / scale[j]
 
 
 _heuristic_turns_batch = jit_variants(_heuristic_turns)
+NO_MOVES = np.zeros(0, np.int64)
+NO_SCALE = np.zeros(0, np.float32)
 
 
 class HeuristicAgent(BaseAgent):
@@ -351,28 +411,38 @@ class HeuristicAgent(BaseAgent):
         if self.table.shape != (MAXP + 1, TMAX):
             raise ValueError(f"table must have shape ({MAXP + 1}, {TMAX}), got {self.table.shape}")
         self.cfg = np.asarray(cfg, np.float64)
+        self.lut = rank_tables(self.rules)
         if self.cfg.shape != (4,):
             raise ValueError(f"cfg must hold 4 numbers, got {cfg!r}")
 
     def act(self, obs: dict) -> int:
         row, mask = self._check_one(obs)
-        args = (self.offsets, self.params, self.num_players, self.table, self.cfg)
-        return int(_heuristic_row(row, mask, *args, np.empty(4, np.int64), np.empty(SCRATCH, np.int64)))
+        args = (self.offsets, self.params, self.num_players, self.table, self.cfg, self.lut)
+        return int(_heuristic_row(row, mask, *args, np.empty(4, np.int64), np.empty(SCRATCH, np.int64),
+                                  np.empty(MAXD, np.int8)))
 
     def act_batch(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         obs, mask = self._check_batch(obs, mask)
         out = np.empty(obs.shape[0], np.int64)
         _heuristic_batch.run(len(obs), len(obs) >= PARALLEL_FROM, obs, mask, self.offsets, self.params,
-                             self.num_players, self.table, self.cfg, out)
+                             self.num_players, self.table, self.cfg, self.lut, out)
         return out
 
     def play_turns(self, tables: Tables, rows: np.ndarray, seat: np.ndarray, rewards: np.ndarray,
-                   ended: np.ndarray) -> None:
+                   ended: np.ndarray, actions: np.ndarray | None = None, scale: np.ndarray | None = None,
+                   out: np.ndarray | None = None) -> None:
         """This agent in every seat but ``seat[b]`` at each table ``b`` of ``rows``: whole turns, decided
         and stepped in one compiled loop, until ``seat[b]`` is to act or the episode ends (``ended[b]``
         set); ``seat[b]``'s rewards meanwhile are added to ``rewards[b]``. The same moves as ``act_batch``
-        turn by turn, without a round trip to Python per decision (``ThirtyOneVectorEnv`` uses it)."""
+        turn by turn, without a round trip to Python per decision (``ThirtyOneVectorEnv`` uses it).
+
+        With ``actions``, ``seat[b]`` first plays ``actions[b]`` (checked by the caller; ``rewards[b]`` is
+        then this step's alone), and with ``out`` its observation afterwards, divided by ``scale``, lands in
+        ``out[b]`` (float32): a whole ``ThirtyOneVectorEnv.step`` in one pass over the tables."""
         if (tables.rules, tables.num_players, tables.obs_dim) != (self.rules, self.num_players, self.obs_dim):
             raise ValueError(f"{self!r} cannot play tables of {tables.rules.name}, {tables.num_players} players")
-        _heuristic_turns_batch.run(len(rows), len(rows) >= PARALLEL_FROM, *tables.kernel_args, rows, seat, rewards,
-                                   ended, self.offsets, self.params, self.num_players, self.table, self.cfg)
+        if out is None:
+            scale, out = NO_SCALE, np.zeros((tables.num_tables, 0), np.float32)
+        _heuristic_turns_batch.run(len(rows), len(rows) >= PARALLEL_FROM, *tables.kernel_args, rows,
+                                   NO_MOVES if actions is None else actions, seat, rewards, ended, scale, out,
+                                   self.offsets, self.params, self.num_players, self.table, self.cfg, self.lut)

@@ -176,8 +176,8 @@ def test_act_and_act_batch_agree():
 @pytest.mark.parametrize(
     "rules", ["scat", "italian", "russian", Rules.preset("swedish").replace(three_of_a_kind=30, three_aces="31")]
 )
-def test_heuristic_draw_average_from_suffix_sums_equals_the_sum_over_live_cards(rules):
-    """``_draw_total`` (per-suit suffix sums) is exactly the loop over live cards it replaced,
+def test_heuristic_draw_average_from_rank_sets_equals_the_sum_over_live_cards(rules):
+    """``_draw_total`` (rank-set lookup tables) is exactly the loop over live cards it replaced,
     pairs of one rank (special hands) included."""
     from numba import njit
 
@@ -185,12 +185,14 @@ def test_heuristic_draw_average_from_suffix_sums_equals_the_sum_over_live_cards(
     from thirtyone_env.engine.hands import hand_value2
 
     @njit
-    def both(obs, off, params, p, q, scratch):
-        nlive = H._live(obs, off, params, 2, scratch)
+    def both(obs, off, params, lut, p, q, scratch):
+        hand, seen = np.empty(4, np.int64), np.empty(H.MAXD, np.int8)
+        H._scan(obs, off, params, 2, lut, hand, scratch, seen)
         loop = 0
-        for m in range(nlive):
-            loop += hand_value2(p, q, scratch[H.LIVE + m], params)
-        return loop, H._draw_total(p, q, scratch, params)
+        for x in range(params[H.P_DECK_SIZE]):
+            if H._is_live(x, scratch, params):
+                loop += hand_value2(p, q, x, params)
+        return loop, H._draw_total(p, q, scratch, params, lut)
 
     agent = HeuristicAgent(rules, 2)
     d, rank_of = agent.rules.deck_size, agent.params[H.P_RANK_OF : H.P_RANK_OF + agent.rules.deck_size]
@@ -203,7 +205,7 @@ def test_heuristic_draw_average_from_suffix_sums_equals_the_sum_over_live_cards(
         p = int(rng.integers(d))
         same = np.flatnonzero((rank_of == rank_of[p]) & (np.arange(d) != p))
         q = int(rng.choice(same)) if trial % 2 else int(rng.choice(np.delete(np.arange(d), p)))
-        loop, fast = both(obs, agent.offsets, agent.params, p, q, scratch)
+        loop, fast = both(obs, agent.offsets, agent.params, agent.lut, p, q, scratch)
         assert loop == fast, (trial, p, q)
 
 

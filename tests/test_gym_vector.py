@@ -492,6 +492,33 @@ def test_heuristic_whole_turns_in_one_kernel_play_like_turn_by_turn(preset, play
     assert_same_runs(a, b)
 
 
+@pytest.mark.parametrize("autoreset", ["next_step", "same_step"])
+def test_fused_step_matches_turn_by_turn_with_illegal_moves_truncation_and_deal_episodes(autoreset) -> None:
+    """The fused step (learner move and opponents' turns in one kernel) and the turn-by-turn path agree on
+    the rarer paths too: illegal moves penalized, episodes cut by ``max_episode_steps``, deal episodes,
+    dict observations."""
+    options = dict(num_players=3, illegal_action="penalize", max_episode_steps=9, episode="deal",
+                   observation="dict", autoreset_mode=autoreset)
+    fused = make(300, opponents="heuristic", **options)
+    plain = make(300, opponents=TurnByTurn("scat", 3), **options)
+    runs, penalized = [], 0
+    for env in (fused, plain):
+        obs, info = env.reset(seed=5)
+        steps = [(obs, info)]
+        for k in range(60):
+            actions = pick(env, obs, info["action_mask"], k)
+            # one table in 23 moves illegally (where it has a move to make)
+            wrong = (np.arange(env.num_envs) % 23 == k % 23) & info["action_mask"].any(axis=1)
+            actions[wrong] = np.argmin(info["action_mask"][wrong], axis=1)
+            obs, reward, terminated, truncated, info = env.step(actions)
+            assert terminated[wrong].all() and (reward[wrong] < 0).all()  # the episode ends, the learner pays
+            penalized += int(wrong.sum())
+            steps.append((obs, reward, terminated, truncated, {k: v for k, v in info.items() if "final" not in k}))
+        runs.append(steps)
+    assert penalized > 0 and sum(int(x[3].sum()) for x in runs[0][1:]) > 0  # some episodes were cut
+    assert_same_runs(*runs)
+
+
 def test_play_turns_refuses_tables_of_other_rules() -> None:
     from thirtyone_env.engine import Tables
 

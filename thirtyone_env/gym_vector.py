@@ -35,11 +35,11 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
-from numba import njit, prange
+from numba import njit
 
 from thirtyone_env.agent import make_agent, parse_mix
 from thirtyone_env.engine import Tables
-from thirtyone_env.jit import JIT
+from thirtyone_env.jit import JIT, PARALLEL_FROM, jit_variants
 from thirtyone_env.render import render_table
 from thirtyone_env.rules import Rules
 
@@ -48,12 +48,14 @@ AUTORESET_MODES = {"next_step": AutoresetMode.NEXT_STEP, "same_step": AutoresetM
 OBSERVATIONS = ("flat", "dict")
 
 
-@njit(parallel=True, **JIT)
-def _scale_rows(obs, scale, out):
+def _scale_rows(lo, hi, obs, scale, out):
     """float32 observations in [0, 1]: ``obs / scale`` (a division, as ``SingleAgentEnv``: exactly 1.0 at the top)."""
-    for b in prange(obs.shape[0]):
+    for b in range(lo, hi):
         for j in range(obs.shape[1]):
             out[b, j] = np.float32(obs[b, j]) / scale[j]
+
+
+SCALE = jit_variants(_scale_rows)
 
 
 @njit(**JIT)
@@ -173,6 +175,7 @@ class ThirtyOneVectorEnv(VectorEnv):
         self.opponents = self._groups[0] if len(self._groups) == 1 else self._groups
         distinct = {id(a): a for group in self._groups for a in group}
         self._single = next(iter(distinct.values())) if len(distinct) == 1 else None
+        self._turns = getattr(self._single, "play_turns", None)  # whole turns in one compiled loop (HeuristicAgent)
         self._ended = np.zeros(num_envs, np.bool_)  # play_turns' episode ends
 
         obs_dim, num_actions = self.tables.obs_dim, rules.num_actions
@@ -224,26 +227,33 @@ class ThirtyOneVectorEnv(VectorEnv):
         return self._observation(), self._info()
 
     def step(self, actions: Any):
-        actions = np.asarray(actions)
-        if actions.shape != (self.num_envs,):
-            raise ValueError(f"actions must have shape ({self.num_envs},), got {actions.shape}")
         t = self.tables
-        self._rewards[:] = 0.0
+        given, actions = actions, t._check_shape(actions)  # int64 [N], or a ValueError naming the shape or dtype
         terminated = np.zeros(self.num_envs, np.bool_)
         truncated = np.zeros(self.num_envs, np.bool_)
         resetting = np.flatnonzero(self._autoreset)
         active = np.flatnonzero(~self._autoreset)
         if t.illegal_action == "raise":
-            t.check_actions(actions, active)  # before anything changes
-        # every table at once: a table waiting for its reset is finished, and the engine leaves it be
-        t.step(actions, check=False)
-        self._rewards[active] += t.rewards[active, self.seat[active]]
-        finished, playing = [active[t.done[active]]], active[~t.done[active]]  # read before the resets step
-        if resetting.size:  # NEXT_STEP: their action is ignored, the new episode's first observation returned
-            self._start(resetting)
-            self._autoreset[resetting] = False
-        self._play_opponents(playing, finished)
-        terminated[np.concatenate(finished)] = True
+            t.check_actions(given, active)  # before anything changes
+        if self._turns is not None:  # the learner's move and the opponents' turns in one compiled pass
+            scaled = np.empty((self.num_envs, t.obs_dim), np.float32)
+            self._turns(t, active, self.seat, self._rewards, self._ended, actions, self.obs_scale, scaled)
+            terminated[active] = self._ended[active]
+            if resetting.size:  # NEXT_STEP: their action is ignored, the new episode's first observation returned
+                self._start(resetting)
+                self._autoreset[resetting] = False
+        else:
+            scaled = None
+            self._rewards[:] = 0.0
+            # every table at once: a table waiting for its reset is finished, and the engine leaves it be
+            t.step(actions, check=False)
+            self._rewards[active] += t.rewards[active, self.seat[active]]
+            finished, playing = [active[t.done[active]]], active[~t.done[active]]  # read before the resets step
+            if resetting.size:
+                self._start(resetting)
+                self._autoreset[resetting] = False
+            self._play_opponents(playing, finished)
+            terminated[np.concatenate(finished)] = True
         self._steps[active] += 1
         if self.max_episode_steps is not None:
             over = active[(self._steps[active] >= self.max_episode_steps) & ~terminated[active]]
@@ -254,8 +264,10 @@ class ThirtyOneVectorEnv(VectorEnv):
         rewards = self._rewards.copy()  # before a same-step reset plays the new episodes' first moves
         if self.autoreset_mode == AutoresetMode.NEXT_STEP:
             self._autoreset[ended] = True  # their masks are empty until the next step resets them
+            obs = self._observation(scaled, fresh=resetting, final=ended)
+            return obs, rewards, terminated, truncated, self._info()
         info = self._info()
-        if self.autoreset_mode == AutoresetMode.SAME_STEP and ended.size:
+        if ended.size:  # SAME_STEP
             final_obs = self._scaled(self._final[ended])
             final_info = self._info()
             self._start(ended)
@@ -267,8 +279,7 @@ class ThirtyOneVectorEnv(VectorEnv):
             info["_final_obs"][ended] = True
             info["final_info"] = final_info
             info["_final_info"] = info["_final_obs"].copy()
-        obs = self._observation(final=ended if self.autoreset_mode == AutoresetMode.NEXT_STEP else None)
-        return obs, rewards, terminated, truncated, info
+        return self._observation(scaled, fresh=ended), rewards, terminated, truncated, info
 
     def action_masks(self) -> np.ndarray:
         """Legal actions of every table's learner now, bool ``[N, A]`` (all False for a finished episode)."""
@@ -311,10 +322,9 @@ class ThirtyOneVectorEnv(VectorEnv):
         """Other seats act at ``rows`` until each learner is to act or its episode ends (appended to ``finished``)."""
         t = self.tables
         pending = _waiting(rows, t.player, self.seat)
-        turns = getattr(self._single, "play_turns", None)
-        if turns is not None:  # an agent that plays whole turns in one compiled loop (HeuristicAgent)
+        if self._turns is not None:  # an agent that plays whole turns in one compiled loop (HeuristicAgent)
             if pending.size:
-                turns(t, pending, self.seat, self._rewards, self._ended)
+                self._turns(t, pending, self.seat, self._rewards, self._ended)
                 finished.append(pending[self._ended[pending]])
             return
         actions = np.zeros(self.num_envs, np.int64)
@@ -343,12 +353,20 @@ class ThirtyOneVectorEnv(VectorEnv):
 
     def _scaled(self, obs: np.ndarray) -> np.ndarray:
         out = np.empty(obs.shape, np.float32)
-        _scale_rows(obs, self.obs_scale, out)
+        SCALE.run(len(obs), len(obs) >= PARALLEL_FROM, obs, self.obs_scale, out)
         return out
 
-    def _observation(self, final: np.ndarray | None = None):
-        """A fresh float32 batch (scaled straight into new memory: no copy to make)."""
-        obs = self._scaled(self.tables.obs)
+    def _observation(self, scaled: np.ndarray | None = None, fresh: np.ndarray | None = None,
+                     final: np.ndarray | None = None):
+        """A fresh float32 batch (scaled straight into new memory: no copy to make). ``scaled``: rows the
+        fused step has already scaled, where only ``fresh`` rows (new episodes) are read again; ``final``:
+        rows that show their episode's last observation."""
+        if scaled is None:
+            obs = self._scaled(self.tables.obs)
+        else:
+            obs = scaled
+            if fresh is not None and fresh.size:
+                obs[fresh] = self._scaled(self.tables.obs[fresh])
         if final is not None and final.size:
             obs[final] = self._scaled(self._final[final])
         if self.observation_mode == "dict":
