@@ -30,7 +30,7 @@ from agents.greedy import _find_one, _first_legal, _keep_index, _phase
 from thirtyone_env import encoding as E
 from thirtyone_env.actions import DISCARD0, DRAW_DISCARD, DRAW_STOCK, KNOCK, PASS
 from thirtyone_env.engine import MAXD, MAXP, Tables
-from thirtyone_env.engine.drivers import step_row
+from thirtyone_env.engine.drivers import observe_row, restart_row, step_row
 from thirtyone_env.engine.hands import hand_value2, triple_value2
 from thirtyone_env.jit import INLINE, jit_variants
 from thirtyone_env.rules import P_DECK_SIZE, P_RANK_OF, P_RANKS, P_SUIT_OF, P_VALUES, Rules
@@ -343,52 +343,59 @@ def _heuristic_rows(lo, hi, obs, mask, off, params, n, table, cfg, lut, out):
 _heuristic_batch = jit_variants(_heuristic_rows)
 
 
-@njit(**INLINE)
-def _opponent_turns(b, states, rngs, decks, eparams, autoreset, eoff, obs, masks, players, rewards, dones, escratch,
-                    seat, learner_rewards, off, params, n, table, cfg, lut, hand, scratch, seen):
-    """Every other seat's turns at table ``b`` until ``seat[b]`` is to act (returns False) or the episode
-    ends (True); ``seat[b]``'s rewards meanwhile are added to ``learner_rewards[b]``."""
-    while players[b] != seat[b]:
-        action = _heuristic_row(obs[b], masks[b], off, params, n, table, cfg, lut, hand, scratch, seen)
-        done = step_row(b, action, states, rngs, decks, eparams, autoreset, eoff, obs, masks, players, rewards,
-                        dones, escratch)
-        learner_rewards[b] += rewards[b, seat[b]]
-        if done:
-            return True
-    return False
-
-
 def _heuristic_turns(lo, hi, states, rngs, decks, eparams, autoreset, eoff, obs, masks, players, rewards, dones,
-                     escratch, rows, actions, seat, learner_rewards, ended, scale, out, off, params, n, table, cfg,
-                     lut):
+                     escratch, rows, actions, restart, seat, learner_rewards, ended, scale, out, final, off, params, n,
+                     table, cfg, lut):
     """At each table ``b`` of ``rows[lo:hi]``: ``seat[b]`` plays ``actions[b]`` (an empty ``actions``: it has
     no move to make), then every other seat its whole turns, decided and stepped in one compiled loop, until
-    ``seat[b]`` is to act again or the episode ends (``ended[b]``). ``seat[b]``'s rewards go to
-    ``learner_rewards[b]`` (set by its move, else added to) and its observation then, divided by ``scale``,
+    ``seat[b]`` is to act again or the episode ends (``ended[b]``); ``seat[b]``'s rewards go to
+    ``learner_rewards[b]`` (set by its move, else added to). Where ``restart[b]`` (a non-empty ``restart``),
+    a new episode is dealt instead of the move, and dealt again until ``seat[b]`` gets a move in it
+    (``learner_rewards[b]`` 0). An episode that ends writes ``seat[b]``'s last observation into ``final[b]``
+    (a non-empty ``final``); ``seat[b]``'s observation then (that one, at an end) divided by ``scale`` goes
     to ``out[b]`` (float32; ``out`` without columns: none). The arguments after ``hi`` up to ``escratch``
     are ``Tables.kernel_args``."""
     hand, scratch, seen = np.empty(4, np.int64), np.empty(SCRATCH, np.int64), np.empty(MAXD, np.int8)
     for r in range(lo, hi):
         b = rows[r]
-        done = False
-        if actions.shape[0] > 0:
-            done = step_row(b, actions[b], states, rngs, decks, eparams, autoreset, eoff, obs, masks, players,
-                            rewards, dones, escratch)
-            learner_rewards[b] = rewards[b, seat[b]]
-        while not done and players[b] != seat[b]:
-            action = _heuristic_row(obs[b], masks[b], off, params, n, table, cfg, lut, hand, scratch, seen)
+        dealt = restart.shape[0] > 0 and restart[b]
+        deal, learner_moves, done = dealt, actions.shape[0] > 0 and not dealt, False
+        if learner_moves:
+            learner_rewards[b] = 0.0
+        # one call site each for the engine's step and reset: every inlined copy costs compile time
+        while True:
+            if deal:
+                restart_row(b, states, rngs, decks, eparams, autoreset, eoff, obs, masks, players, rewards, dones,
+                            escratch)
+                deal = done = False
+                continue
+            if learner_moves:
+                action = actions[b]
+                learner_moves = False
+            elif not done and players[b] != seat[b]:
+                action = _heuristic_row(obs[b], masks[b], off, params, n, table, cfg, lut, hand, scratch, seen)
+            elif dealt and done:  # an episode the opponents end before the learner's first move is dealt again
+                deal = True
+                continue
+            else:
+                break
             done = step_row(b, action, states, rngs, decks, eparams, autoreset, eoff, obs, masks, players, rewards,
                             dones, escratch)
             learner_rewards[b] += rewards[b, seat[b]]
+        if dealt:
+            learner_rewards[b] = 0.0  # what happened before the learner's first move is not its reward
         ended[b] = done
-        row, dest = obs[b], out[b]
+        row = obs[b]
+        if done and final.shape[0] > 0:
+            observe_row(b, seat[b], states, eparams, eoff, final[b])
+            row = final[b]
+        dest = out[b]
         for j in range(dest.shape[0]):
             dest[j] = np.float32(row[j]) / scale[j]
 
 
 _heuristic_turns_batch = jit_variants(_heuristic_turns)
-NO_MOVES = np.zeros(0, np.int64)
-NO_SCALE = np.zeros(0, np.float32)
+NO_MOVES, NO_RESTARTS = np.zeros(0, np.int64), np.zeros(0, np.bool_)
 
 
 class HeuristicAgent(BaseAgent):
@@ -429,20 +436,26 @@ class HeuristicAgent(BaseAgent):
         return out
 
     def play_turns(self, tables: Tables, rows: np.ndarray, seat: np.ndarray, rewards: np.ndarray,
-                   ended: np.ndarray, actions: np.ndarray | None = None, scale: np.ndarray | None = None,
-                   out: np.ndarray | None = None) -> None:
+                   ended: np.ndarray, actions: np.ndarray | None = None, restart: np.ndarray | None = None,
+                   scale: np.ndarray | None = None, out: np.ndarray | None = None,
+                   final: np.ndarray | None = None) -> None:
         """This agent in every seat but ``seat[b]`` at each table ``b`` of ``rows``: whole turns, decided
         and stepped in one compiled loop, until ``seat[b]`` is to act or the episode ends (``ended[b]``
         set); ``seat[b]``'s rewards meanwhile are added to ``rewards[b]``. The same moves as ``act_batch``
         turn by turn, without a round trip to Python per decision (``ThirtyOneVectorEnv`` uses it).
 
-        With ``actions``, ``seat[b]`` first plays ``actions[b]`` (checked by the caller; ``rewards[b]`` is
-        then this step's alone), and with ``out`` its observation afterwards, divided by ``scale``, lands in
-        ``out[b]`` (float32): a whole ``ThirtyOneVectorEnv.step`` in one pass over the tables."""
+        A whole ``ThirtyOneVectorEnv.step`` in one pass over the tables: with ``actions``, ``seat[b]`` first
+        plays ``actions[b]`` (checked by the caller; ``rewards[b]`` is then this step's alone); tables where
+        ``restart[b]`` get a new episode instead, dealt until ``seat[b]`` has a move (reward 0); with ``out``,
+        ``seat[b]``'s observation afterwards, divided by ``scale``, lands in ``out[b]`` (float32), and with
+        ``final`` an episode's last observation also in ``final[b]`` (int8)."""
         if (tables.rules, tables.num_players, tables.obs_dim) != (self.rules, self.num_players, self.obs_dim):
             raise ValueError(f"{self!r} cannot play tables of {tables.rules.name}, {tables.num_players} players")
         if out is None:
-            scale, out = NO_SCALE, np.zeros((tables.num_tables, 0), np.float32)
+            scale, out = np.zeros(0, np.float32), np.zeros((tables.num_tables, 0), np.float32)
+        if final is None:
+            final = np.zeros((0, 0), np.int8)
         _heuristic_turns_batch.run(len(rows), len(rows) >= PARALLEL_FROM, *tables.kernel_args, rows,
-                                   NO_MOVES if actions is None else actions, seat, rewards, ended, scale, out,
-                                   self.offsets, self.params, self.num_players, self.table, self.cfg, self.lut)
+                                   NO_MOVES if actions is None else actions,
+                                   NO_RESTARTS if restart is None else restart, seat, rewards, ended, scale, out,
+                                   final, self.offsets, self.params, self.num_players, self.table, self.cfg, self.lut)

@@ -177,6 +177,7 @@ class ThirtyOneVectorEnv(VectorEnv):
         self._single = next(iter(distinct.values())) if len(distinct) == 1 else None
         self._turns = getattr(self._single, "play_turns", None)  # whole turns in one compiled loop (HeuristicAgent)
         self._ended = np.zeros(num_envs, np.bool_)  # play_turns' episode ends
+        self._tables = np.arange(num_envs)
 
         obs_dim, num_actions = self.tables.obs_dim, rules.num_actions
         box = spaces.Box(0.0, 1.0, (obs_dim,), np.float32)
@@ -235,13 +236,15 @@ class ThirtyOneVectorEnv(VectorEnv):
         active = np.flatnonzero(~self._autoreset)
         if t.illegal_action == "raise":
             t.check_actions(given, active)  # before anything changes
-        if self._turns is not None:  # the learner's move and the opponents' turns in one compiled pass
-            scaled = np.empty((self.num_envs, t.obs_dim), np.float32)
-            self._turns(t, active, self.seat, self._rewards, self._ended, actions, self.obs_scale, scaled)
-            terminated[active] = self._ended[active]
+        if self._turns is not None:  # one compiled pass: learner moves, new episodes, opponents' turns, observations
             if resetting.size:  # NEXT_STEP: their action is ignored, the new episode's first observation returned
-                self._start(resetting)
-                self._autoreset[resetting] = False
+                self._new_episodes(resetting)
+            scaled = np.empty((self.num_envs, t.obs_dim), np.float32)
+            self._turns(t, self._tables, self.seat, self._rewards, self._ended, actions=actions,
+                        restart=self._autoreset, scale=self.obs_scale, out=scaled, final=self._final)
+            terminated[:] = self._ended  # with their last observations in _final and scaled
+            self._autoreset[resetting] = False
+            resetting = resetting[:0]  # nothing left to read again
         else:
             scaled = None
             self._rewards[:] = 0.0
@@ -249,7 +252,7 @@ class ThirtyOneVectorEnv(VectorEnv):
             t.step(actions, check=False)
             self._rewards[active] += t.rewards[active, self.seat[active]]
             finished, playing = [active[t.done[active]]], active[~t.done[active]]  # read before the resets step
-            if resetting.size:
+            if resetting.size:  # NEXT_STEP: their action is ignored, the new episode's first observation returned
                 self._start(resetting)
                 self._autoreset[resetting] = False
             self._play_opponents(playing, finished)
@@ -259,12 +262,13 @@ class ThirtyOneVectorEnv(VectorEnv):
             over = active[(self._steps[active] >= self.max_episode_steps) & ~terminated[active]]
             truncated[over] = True
         ended = np.flatnonzero(terminated | truncated)
-        if ended.size:
-            self._final[ended] = t.observe(self.seat, rows=ended)[ended]
+        unread = ended if scaled is None else np.flatnonzero(truncated & ~terminated)  # last observations to read
+        if unread.size:
+            self._final[unread] = t.observe(self.seat, rows=unread)[unread]
         rewards = self._rewards.copy()  # before a same-step reset plays the new episodes' first moves
         if self.autoreset_mode == AutoresetMode.NEXT_STEP:
             self._autoreset[ended] = True  # their masks are empty until the next step resets them
-            obs = self._observation(scaled, fresh=resetting, final=ended)
+            obs = self._observation(scaled, fresh=resetting, final=unread)
             return obs, rewards, terminated, truncated, self._info()
         info = self._info()
         if ended.size:  # SAME_STEP
@@ -302,6 +306,17 @@ class ThirtyOneVectorEnv(VectorEnv):
         rows = pending = np.asarray(rows, np.int64)
         if seed is not None:
             t.seed(seed, rows)
+        self._new_episodes(rows)
+        while pending.size:
+            t.reset(rows=pending)
+            # an episode the opponents end before the learner's first move is dealt again
+            ended = [pending[:0]]
+            self._play_opponents(pending, ended)
+            pending = np.concatenate(ended)
+        self._rewards[rows] = 0.0  # what happened before the learner's first move is not its reward
+
+    def _new_episodes(self, rows: np.ndarray) -> None:
+        """The learner's seat and the opponents of each new episode at ``rows``."""
         if self._seat_choice == "random":
             self.seat[rows] = self._np_random.integers(self.num_players, size=rows.size)
         if len(self._groups) > 1:
@@ -310,13 +325,6 @@ class ThirtyOneVectorEnv(VectorEnv):
         seats = np.arange(self.num_players)[None, :]
         self._slot[rows] = seats - (seats > self.seat[rows, None])  # the learner's own entry is never used
         self._steps[rows] = 0
-        while pending.size:
-            t.reset(rows=pending)
-            # an episode the opponents end before the learner's first move is dealt again
-            ended = [pending[:0]]
-            self._play_opponents(pending, ended)
-            pending = np.concatenate(ended)
-        self._rewards[rows] = 0.0  # what happened before the learner's first move is not its reward
 
     def _play_opponents(self, rows: np.ndarray, finished: list[np.ndarray]) -> None:
         """Other seats act at ``rows`` until each learner is to act or its episode ends (appended to ``finished``)."""

@@ -106,6 +106,34 @@ def step_row(b, action, states, rngs, decks, params, autoreset, off, obs, masks,
 
 
 @njit(**JIT)
+def reset_row(b, states, rngs, decks, params, num_players, episode_deal, dealer, off, obs, masks, players, dones,
+              scratch):
+    """A new match (or deal episode) at table ``b``: the reset drivers' body and the agents' kernels'
+    (``restart_row``). Called, not inlined: one compiled copy serves them all, where every inlined copy of
+    the deal costs its kernel a minute of compile time, for a step taken once an episode."""
+    _reset_table(states[b], rngs[b], decks[b], params, num_players, episode_deal, dealer, off, obs[b], masks[b],
+                 scratch[b])
+    players[b] = states[b, S_CURRENT]
+    dones[b] = False
+
+
+@njit(**INLINE)
+def restart_row(b, states, rngs, decks, params, autoreset, off, obs, masks, players, rewards, dones, scratch):
+    """A new episode at table ``b`` like its last one (players, episode kind; dealer drawn), for the same
+    kernels as ``step_row`` and with the same arguments after ``b``."""
+    s = states[b]
+    reset_row(b, states, rngs, decks, params, np.int64(s[S_NUM_PLAYERS]), np.int64(s[S_EPISODE_DEAL]),
+              np.int64(-1), off, obs, masks, players, dones, scratch)
+
+
+@njit(**JIT)
+def observe_row(b, seat, states, params, off, out):
+    """``seat``'s observation of table ``b`` into ``out`` (int8 [obs_dim]); called, not inlined (see
+    ``reset_row``)."""
+    _observe(states[b], params, seat, off, out)
+
+
+@njit(**JIT)
 def _observe_at(states, params, i, seat, off, out):
     _observe(states[i], params, seat, off, out)
 
@@ -141,11 +169,8 @@ def _card_counts(states, deck_size):
 def _reset_rows(lo, hi, states, rngs, decks, params, num_players, episode_deal, dealer, rows, off, obs, masks,
                 players, dones, scratch):
     for r in range(lo, hi):
-        b = rows[r]
-        _reset_table(states[b], rngs[b], decks[b], params, num_players, episode_deal, dealer, off, obs[b],
-                     masks[b], scratch[b])
-        players[b] = states[b, S_CURRENT]
-        dones[b] = False
+        reset_row(rows[r], states, rngs, decks, params, num_players, episode_deal, dealer, off, obs, masks, players,
+                  dones, scratch)
 
 
 def _step_rows(lo, hi, states, rngs, decks, params, rows, actions, autoreset, off, obs, masks, players, rewards,
@@ -170,7 +195,7 @@ def _step_all(lo, hi, states, rngs, decks, params, actions, autoreset, off, obs,
 def _observe_rows(lo, hi, states, params, rows, seats, off, out):
     for r in range(lo, hi):
         b = rows[r]
-        _observe(states[b], params, seats[b], off, out[b])
+        observe_row(b, seats[b], states, params, off, out[b])
 
 
 def _global_state_rows(lo, hi, states, params, rows, off, out):
