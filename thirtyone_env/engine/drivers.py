@@ -93,11 +93,13 @@ def _step_at_lean(states, rngs, decks, params, i, action, masks, players, reward
     players[i] = s[S_CURRENT]
 
 
-@njit(**INLINE)
+@njit(**JIT)
 def step_row(b, action, states, rngs, decks, params, autoreset, off, obs, masks, players, rewards, dones, scratch):
     """Step table ``b`` of a batch in place; returns done. For kernels outside the engine that play whole
     turns inside one compiled loop (an agent's fused opponent turns): they get the arrays after ``b`` and
-    ``action`` from ``Tables.kernel_args`` and never look inside them."""
+    ``action`` from ``Tables.kernel_args`` and never look inside them. Called, not inlined: a kernel that
+    inlined the whole step took minutes more to compile (twice: serial and threaded), for a call that
+    costs little next to a step."""
     done = _step_table(states[b], rngs[b], decks[b], params, action, autoreset, off, obs[b], masks[b], rewards[b],
                        scratch[b])
     dones[b] = done
