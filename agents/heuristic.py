@@ -22,6 +22,8 @@ What it knows beyond ``GreedyAgent``:
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from numba import njit
 
@@ -108,8 +110,13 @@ PARALLEL_FROM = 64  # a decision costs about 0.3 us on one core: threads pay off
 
 
 def rank_tables(rules: Rules) -> np.ndarray:
-    """The lookup tables of ``L_*`` for a deck (card values depend on the rank alone)."""
-    values = rules.deck_spec.rank_values
+    """The lookup tables of ``L_*`` for a deck (card values depend on the rank alone), a copy per agent."""
+    return _rank_tables(rules.deck_spec.rank_values).copy()
+
+
+@functools.cache
+def _rank_tables(values: tuple[int, ...]) -> np.ndarray:
+    """Built once per deck: 8,192 rank sets in Python take milliseconds, every agent would pay them."""
     table = np.zeros(L_SIZE, np.int64)
     for ranks in range(1 << len(values)):
         held = [r for r in range(len(values)) if ranks >> r & 1]
@@ -149,11 +156,9 @@ def _scan(obs, off, params, n, lut, hand, scratch, seen):
         for c in range(d):
             seen[c] |= known[c]
     nh = nlive = 0
+    every = (1 << ranks) - 1
     for s in range(4):
-        live = 0
-        seg = seen[s * ranks : (s + 1) * ranks]
-        for r in range(ranks):
-            live |= np.int64(seg[r] == 0) << r
+        live = every & ~_rank_set(seen, s, ranks)
         scratch[LIVE + s] = live
         nlive += lut[L_COUNT + live]
         mine = _rank_set(own, s, ranks)
@@ -418,9 +423,9 @@ class HeuristicAgent(BaseAgent):
         if self.table.shape != (MAXP + 1, TMAX):
             raise ValueError(f"table must have shape ({MAXP + 1}, {TMAX}), got {self.table.shape}")
         self.cfg = np.asarray(cfg, np.float64)
-        self.lut = rank_tables(self.rules)
         if self.cfg.shape != (4,):
             raise ValueError(f"cfg must hold 4 numbers, got {cfg!r}")
+        self.lut = rank_tables(self.rules)
 
     def act(self, obs: dict) -> int:
         row, mask = self._check_one(obs)

@@ -244,7 +244,6 @@ class ThirtyOneVectorEnv(VectorEnv):
                         restart=self._autoreset, scale=self.obs_scale, out=scaled, final=self._final)
             terminated[:] = self._ended  # with their last observations in _final and scaled
             self._autoreset[resetting] = False
-            resetting = resetting[:0]  # nothing left to read again
         else:
             scaled = None
             self._rewards[:] = 0.0
@@ -268,7 +267,7 @@ class ThirtyOneVectorEnv(VectorEnv):
         rewards = self._rewards.copy()  # before a same-step reset plays the new episodes' first moves
         if self.autoreset_mode == AutoresetMode.NEXT_STEP:
             self._autoreset[ended] = True  # their masks are empty until the next step resets them
-            obs = self._observation(scaled, fresh=resetting, final=unread)
+            obs = self._observation(scaled, final=unread)  # the general path scales every row anew
             return obs, rewards, terminated, truncated, self._info()
         info = self._info()
         if ended.size:  # SAME_STEP
