@@ -102,6 +102,19 @@ def test_iqm_and_its_interval_on_known_data():
     assert out["flat"] == pytest.approx((0.25, 0.25, 0.25))  # no spread, no interval
 
 
+def test_bootstrap_intervals_are_reproducible_and_leave_numpy_global_generator_alone():
+    rng = np.random.default_rng(0)
+    scores = {"a": rng.random((3, 2)), "b": rng.random((3, 2))}
+    first = benchmark.iqm_intervals(scores, reps=300)
+    np.random.seed(123)
+    expected_draw = np.random.random()
+    np.random.seed(123)
+    again = benchmark.iqm_intervals(scores, reps=300)  # after other draws from the global generator
+    assert again == first
+    assert np.random.random() == expected_draw  # the caller's global stream is where it was
+    assert benchmark.iqm_intervals(scores, reps=300, seed=1) != first  # the seed, not luck, fixes them
+
+
 def test_probability_of_improvement_on_known_data():
     better, worse = np.array([[0.7], [0.8], [0.9]]), np.array([[0.1], [0.2], [0.3]])
     assert benchmark.improvement_probability(better, worse, reps=300) == pytest.approx((1.0, 1.0, 1.0))

@@ -360,12 +360,21 @@ def evaluate(task_name: str, spec: str, results: Path | None = None, progress: b
 
 # -- aggregation (rliable) ---------------------------------------------------------------------------------
 def _interval_estimates(score_dict: dict[str, Any], func: Callable, reps: int, seed: int) -> tuple[dict, dict]:
-    """rliable's stratified bootstrap (seeded; arch's notice about its future random-state API silenced)."""
+    """rliable's stratified bootstrap, seeded (arch's notice about its future random-state API silenced).
+
+    rliable's ``StratifiedBootstrap`` draws its resamples from numpy's global generator, not from the
+    ``random_state`` it is given, so that generator is seeded here (and put back afterwards): the same
+    results give the same intervals, in any process and after any other use of ``np.random``."""
     from rliable import library as rly
 
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", category=FutureWarning, module="arch")
-        return rly.get_interval_estimates(score_dict, func, reps=reps, random_state=np.random.RandomState(seed))
+    saved = np.random.get_state()
+    np.random.seed(seed)
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", category=FutureWarning, module="arch")
+            return rly.get_interval_estimates(score_dict, func, reps=reps, random_state=np.random.RandomState(seed))
+    finally:
+        np.random.set_state(saved)
 
 
 def iqm_intervals(scores: dict[str, np.ndarray], reps: int = BOOTSTRAP_REPS,
