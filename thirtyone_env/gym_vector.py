@@ -267,7 +267,8 @@ class ThirtyOneVectorEnv(VectorEnv):
         rewards = self._rewards.copy()  # before a same-step reset plays the new episodes' first moves
         if self.autoreset_mode == AutoresetMode.NEXT_STEP:
             self._autoreset[ended] = True  # their masks are empty until the next step resets them
-            obs = self._observation(scaled, final=unread)  # the general path scales every row anew
+            # the general path scales every row anew; the fused one already holds a truncated learner's last view
+            obs = self._observation(scaled, final=unread if scaled is None else None)
             return obs, rewards, terminated, truncated, self._info()
         info = self._info()
         if ended.size:  # SAME_STEP
@@ -386,16 +387,9 @@ class ThirtyOneVectorEnv(VectorEnv):
         return row
 
     def _info(self) -> dict[str, Any]:
-        t = self.tables
-        rows = np.arange(self.num_envs)
-        info = {
-            "action_mask": self.action_masks(),
-            "seat": self.seat.copy(),
-            "deal": t.deal.astype(np.int64),
-            "turn": t.turn.astype(np.int64),
-            "chips": t.chips[rows, self.seat].astype(np.int64),
-            "in_play": (t.status[rows, self.seat] != 0).astype(np.int64),
-        }
+        deal, turn, chips, in_play = self.tables.seat_info(self.seat)  # one pass over the state rows
+        info = {"action_mask": self.action_masks(), "seat": self.seat.copy(), "deal": deal, "turn": turn,
+                "chips": chips, "in_play": in_play}
         ones = np.ones(self.num_envs, np.bool_)
         info.update({f"_{key}": ones for key in list(info)})
         return info

@@ -22,7 +22,9 @@ import numba.core.event as numba_event
 from numba import njit, prange
 from numba.core.dispatcher import Dispatcher
 
-JIT = dict(cache=True, nogil=True)
+# error_model="numpy": a float division by zero gives inf/nan instead of a check and a raise per division;
+# without that check LLVM vectorizes loops that divide (the float32 observations: 5x faster)
+JIT = dict(cache=True, nogil=True, error_model="numpy")
 # the per-decision path: numba does not inline one compiled function into another, and a
 # call that passes arrays costs as much as a hand value (the deal and settlement stay calls:
 # inlining them too made the parallel drivers take 20 GB to compile)

@@ -352,6 +352,13 @@ class Tables:
         D.OBSERVE.run(len(rows), self._threads(rows), self._states, self._params, rows, seats, self._offsets, out)
         return out
 
+    def seat_info(self, seats: np.ndarray) -> np.ndarray:
+        """Per table: deals begun, completed turns this deal, ``seats[i]``'s chips, 1 if that seat is in
+        play (int64 [4, num_tables]; ``seats`` trusted: int64 seat numbers)."""
+        out = np.empty((4, self.num_tables), np.int64)
+        D.seat_info(self._states, seats, out)
+        return out
+
     def observe_at(self, i: int, seat: int, out: np.ndarray | None = None) -> np.ndarray:
         """Observation of ``seat`` at table ``i`` (int8 [obs_dim])."""
         out = np.empty(self.obs_dim, np.int8) if out is None else out
