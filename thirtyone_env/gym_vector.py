@@ -256,8 +256,8 @@ class ThirtyOneVectorEnv(VectorEnv):
                 self._autoreset[resetting] = False
             self._play_opponents(playing, finished)
             terminated[np.concatenate(finished)] = True
-        self._steps[active] += 1
         if self.max_episode_steps is not None:
+            self._steps[active] += 1
             over = active[(self._steps[active] >= self.max_episode_steps) & ~terminated[active]]
             truncated[over] = True
         ended = np.flatnonzero(terminated | truncated)
@@ -321,9 +321,10 @@ class ThirtyOneVectorEnv(VectorEnv):
             self.seat[rows] = self._np_random.integers(self.num_players, size=rows.size)
         if len(self._groups) > 1:
             self._group[rows] = self._np_random.choice(len(self._groups), rows.size, p=self._group_weights)
-        # opponent slot k is the k-th seat in seat order skipping the learner's (as SingleAgentEnv)
-        seats = np.arange(self.num_players)[None, :]
-        self._slot[rows] = seats - (seats > self.seat[rows, None])  # the learner's own entry is never used
+        if self._single is None:  # one agent in every other seat needs no slots
+            # opponent slot k is the k-th seat in seat order skipping the learner's (as SingleAgentEnv)
+            seats = np.arange(self.num_players)[None, :]
+            self._slot[rows] = seats - (seats > self.seat[rows, None])  # the learner's own entry is never used
         self._steps[rows] = 0
 
     def _play_opponents(self, rows: np.ndarray, finished: list[np.ndarray]) -> None:
