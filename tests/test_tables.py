@@ -423,6 +423,23 @@ def test_observe_rows_and_observe_at_agree():
     assert not t.global_state(rows=[1])[[0, 2, 3]].any()
 
 
+def test_seat_info_reads_the_named_views_for_each_tables_seat():
+    t = Tables(6, 3, "swedish-chips", seed=21)
+    t.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(40):  # into later deals, with chips moved and seats out
+        t.step(np.array([rng.choice(np.flatnonzero(m)) for m in t.mask]), check=False)
+    seats = np.array([0, 1, 2, 2, 1, 0])
+    deal, turn, chips, in_play = t.seat_info(seats)
+    rows = np.arange(6)
+    assert np.array_equal(deal, t.deal) and np.array_equal(turn, t.turn)
+    assert np.array_equal(chips, t.chips[rows, seats])
+    assert np.array_equal(in_play, (t.status[rows, seats] != 0).astype(np.int64))
+    for bad in (np.full(6, 3), np.full(6, -1), np.zeros(5, np.int64)):
+        with pytest.raises(ValueError, match="seats must be 6 seat numbers in 0..2"):
+            t.seat_info(bad)
+
+
 def test_outputs_have_documented_types():
     t = Tables(3, 4, "scat", seed=16)
     obs, mask, player = t.reset()

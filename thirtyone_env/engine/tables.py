@@ -354,7 +354,10 @@ class Tables:
 
     def seat_info(self, seats: np.ndarray) -> np.ndarray:
         """Per table: deals begun, completed turns this deal, ``seats[i]``'s chips, 1 if that seat is in
-        play (int64 [4, num_tables]; ``seats`` trusted: int64 seat numbers)."""
+        play (int64 [4, num_tables]); what a vector env's info reports each step for its learners."""
+        seats = np.asarray(seats, np.int64)
+        if seats.shape != (self.num_tables,) or ((seats < 0) | (seats >= self.num_players)).any():
+            raise ValueError(f"seats must be {self.num_tables} seat numbers in 0..{self.num_players - 1}")
         out = np.empty((4, self.num_tables), np.int64)
         D.seat_info(self._states, seats, out)
         return out
