@@ -267,8 +267,7 @@ class ThirtyOneVectorEnv(VectorEnv):
         rewards = self._rewards.copy()  # before a same-step reset plays the new episodes' first moves
         if self.autoreset_mode == AutoresetMode.NEXT_STEP:
             self._autoreset[ended] = True  # their masks are empty until the next step resets them
-            # the general path scales every row anew; the fused one already holds a truncated learner's last view
-            obs = self._observation(scaled, final=unread if scaled is None else None)
+            obs = self._observation(scaled, final=unread)  # the general path scales every row anew
             return obs, rewards, terminated, truncated, self._info()
         info = self._info()
         if ended.size:  # SAME_STEP

@@ -341,12 +341,17 @@ class Tables:
         raise ValueError(f"illegal actions at {len(bad)} table(s): {details}{more}")
 
     # -- observations -----------------------------------------------------------------------
-    def observe(self, seats: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
-        """Observation of any seat per table (int8 [num_tables, obs_dim]), e.g. every seat's
-        view at the end of a match. ``rows``: only those tables (the others are left zero)."""
+    def _check_seats(self, seats: Any) -> np.ndarray:
+        """One seat number per table as int64, or a ValueError naming the shape and range."""
         seats = np.asarray(seats, np.int64)
         if seats.shape != (self.num_tables,) or ((seats < 0) | (seats >= self.num_players)).any():
             raise ValueError(f"seats must be {self.num_tables} seat numbers in 0..{self.num_players - 1}")
+        return seats
+
+    def observe(self, seats: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """Observation of any seat per table (int8 [num_tables, obs_dim]), e.g. every seat's
+        view at the end of a match. ``rows``: only those tables (the others are left zero)."""
+        seats = self._check_seats(seats)
         out = np.zeros((self.num_tables, self.obs_dim), np.int8)
         rows = self._all if rows is None else np.asarray(rows, np.int64)
         D.OBSERVE.run(len(rows), self._threads(rows), self._states, self._params, rows, seats, self._offsets, out)
@@ -355,9 +360,7 @@ class Tables:
     def seat_info(self, seats: np.ndarray) -> np.ndarray:
         """Per table: deals begun, completed turns this deal, ``seats[i]``'s chips, 1 if that seat is in
         play (int64 [4, num_tables]); what a vector env's info reports each step for its learners."""
-        seats = np.asarray(seats, np.int64)
-        if seats.shape != (self.num_tables,) or ((seats < 0) | (seats >= self.num_players)).any():
-            raise ValueError(f"seats must be {self.num_tables} seat numbers in 0..{self.num_players - 1}")
+        seats = self._check_seats(seats)
         out = np.empty((4, self.num_tables), np.int64)
         D.seat_info(self._states, seats, out)
         return out
