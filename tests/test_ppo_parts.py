@@ -137,6 +137,32 @@ def test_ppo_update_trains_the_critic_and_the_policy_only_when_asked(value_only)
 
 
 # -- checkpoints -----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("advice", [False, True])
+def test_widening_a_policy_keeps_its_play_and_values_and_trains_the_added_units(advice):
+    rules = Rules.preset("scat")
+    env = VectorThirtyOne(64, 2, rules, seed=4)
+    obs, mask, _ = env.reset(seed=4)
+    torch.manual_seed(0)
+    small = PolicyNet(env.obs_dim, env.num_actions, env.obs_scale, 16, advice)
+    with torch.no_grad():  # every weight nonzero, so that a copy error cannot hide behind a zero
+        for p in small.parameters():
+            p.add_(torch.randn_like(p) * 0.1)
+    wide = PolicyNet(env.obs_dim, env.num_actions, env.obs_scale, 40, advice)
+    ppo.widen_into(wide, small)
+    x, m = torch.as_tensor(obs), torch.as_tensor(mask)
+    advice_t = torch.zeros(len(obs), dtype=torch.long) + int(np.flatnonzero(mask[0])[0]) if advice else None
+    def play(net: PolicyNet) -> tuple[torch.Tensor, torch.Tensor]:
+        return net.masked_logits(net.features(x), m, advice_t), net.get_value(x)
+
+    with torch.no_grad():
+        (small_logits, small_values), (wide_logits, wide_values) = play(small), play(wide)
+    assert torch.allclose(small_logits, wide_logits, atol=1e-5) and torch.allclose(small_values, wide_values, atol=1e-5)
+    assert wide.trunk[0].weight[16:].abs().sum() > 0, "the added units get random inputs"
+    logits, values = play(wide)
+    (values.sum() + logits.clamp(min=-1e4).sum()).backward()
+    assert wide.actor.weight.grad[:, 16:].abs().sum() > 0 and wide.trunk[2].weight.grad[:, 16:].abs().sum() > 0
+
+
 def test_run_state_checkpoint_is_weights_only_and_round_trips(trained, tmp_path):
     payload = torch.load(trained, map_location="cpu", weights_only=True)
     assert payload["format"] == CHECKPOINT_FORMAT and payload["rules"] == Rules.preset("scat").to_dict()

@@ -124,6 +124,8 @@ def test_init_from_fine_tunes_a_trained_policy_and_refuses_a_mismatched_one(tmp_
                                 learning_rate=0.0))
     before, after = load_checkpoint(first)["model"], load_checkpoint(tuned)["model"]
     assert all(torch.equal(before[key], after[key]) for key in before), "lr 0: the weights must be the source's"
+    with pytest.raises(ValueError, match="hidden 128, this run 8 \\(a policy can be widened, not narrowed\\)"):
+        ppo.train(tiny_args(tmp_path / "narrow", init_from=str(exported), hidden=8))
     with pytest.raises(ValueError, match="players 2, this run 3"):
         ppo.train(tiny_args(tmp_path / "p3", init_from=str(exported), num_players=3))
     with pytest.raises(ValueError, match="rules option name is 'scat', this run 'italian'"):

@@ -462,14 +462,32 @@ def start_from(net: PolicyNet, args: Args, rules: Rules) -> None:
     mismatches += [
         f"{what} {theirs!r}, this run {ours!r}"
         for what, theirs, ours in (
-            ("players", source_players, args.num_players), ("hidden", source.hidden, args.hidden),
-            ("advice", source.advice, args.advice),
+            ("players", source_players, args.num_players), ("advice", source.advice, args.advice),
         )
         if theirs != ours
     ]
+    if source.hidden > args.hidden:
+        mismatches.append(f"hidden {source.hidden!r}, this run {args.hidden!r} (a policy can be widened, not narrowed)")
     if mismatches:
         raise ValueError(f"--init-from {args.init_from} does not fit this run: " + "; ".join(mismatches))
-    net.load_state_dict(source.state_dict())
+    widen_into(net, source)
+
+
+@torch.no_grad()
+def widen_into(net: PolicyNet, source: PolicyNet) -> None:
+    """Copy ``source`` into ``net``, which may have more hidden units, so that ``net`` computes exactly what
+    ``source`` does (Net2Net-style): the extra units keep their fresh random inputs, but their outputs
+    enter the next layer and the heads with zero weights. Gradients still reach those zero weights (the
+    extra units' activations are not zero), so the added capacity trains from the first update."""
+    h = source.hidden
+    theirs = source.state_dict()
+    for name, param in net.state_dict().items():
+        src = theirs[name]
+        if name == "trunk.2.weight":
+            param[:, h:] = 0.0  # the extra first-layer units feed the second layer nothing
+        elif name in ("actor.weight", "critic.weight"):
+            param[:, h:] = 0.0  # nor do the extra second-layer units feed the heads
+        param[tuple(slice(0, n) for n in src.shape)] = src
 
 
 def evaluate(net: PolicyNet, rules: Rules, args: Args, seed: int) -> dict[str, float]:
