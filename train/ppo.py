@@ -92,8 +92,8 @@ class Args:
     advice: bool = True
     """residual policy: HeuristicAgent's move gets a learned logit bonus, the network learns departures"""
     init_from: str = ""
-    """fine-tune: start from this policy (a checkpoint or exported file of the same rules, players,
-    size and advice) instead of a warm start"""
+    """fine-tune: start from this policy (a checkpoint or exported file of the same rules, players and
+    advice; --hidden at least its size: a wider net starts as an exact copy) instead of a warm start"""
     bc_decisions: int = 1_000_000
     """warm start: imitate HeuristicAgent self-play on this many decisions first (0 = from scratch)"""
     bc_epochs: int = 3
