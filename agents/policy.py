@@ -240,6 +240,34 @@ def export_policy(src: str | os.PathLike, dst: str | os.PathLike) -> Path:
     return dst
 
 
+@torch.no_grad()
+def logit_average(nets: list[PolicyNet]) -> PolicyNet:
+    """One network that computes the mean of ``nets``' logits and values exactly: their trunks side by
+    side (block-diagonal), their heads and advice weights averaged. An ensemble that loads, plays and
+    exports like any single policy."""
+    first = nets[0]
+    for net in nets[1:]:
+        if (net.obs_dim, net.num_actions, net.advice) != (first.obs_dim, first.num_actions, first.advice) or \
+                not torch.equal(net.inv_scale, first.inv_scale):
+            raise ValueError("logit_average needs policies of one setting (observation, actions, advice)")
+    out = PolicyNet(first.obs_dim, first.num_actions, 1.0 / first.inv_scale.numpy(), sum(n.hidden for n in nets),
+                    first.advice)
+    for param in out.parameters():
+        param.zero_()
+    k, lo = len(nets), 0
+    for net in nets:
+        hi = lo + net.hidden
+        out.trunk[0].weight[lo:hi], out.trunk[0].bias[lo:hi] = net.trunk[0].weight, net.trunk[0].bias
+        out.trunk[2].weight[lo:hi, lo:hi], out.trunk[2].bias[lo:hi] = net.trunk[2].weight, net.trunk[2].bias
+        for head, theirs in ((out.actor, net.actor), (out.critic, net.critic)):
+            head.weight[:, lo:hi] = theirs.weight / k
+            head.bias += theirs.bias / k
+        if net.advice:
+            out.advice_weight += net.advice_weight / k
+        lo = hi
+    return out.eval()
+
+
 def net_from_checkpoint(ckpt: dict[str, Any], source: str | os.PathLike | None = None) -> tuple[PolicyNet, Rules, int]:
     """The network a ``load_checkpoint`` dict describes; errors name ``source`` (the file) when given."""
     where = str(source) if source is not None else "policy checkpoint"

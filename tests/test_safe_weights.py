@@ -262,3 +262,40 @@ def test_every_shipped_policy_loads(name):
     assert ckpt["format"] == POLICY_FORMAT and ckpt["trained"]["decisions"] > 0
     agent = PolicyAgent.pretrained(preset, n)
     assert agent.name == f"pretrained:{name}" and agent.num_players == n and agent.rules == Rules.preset(preset)
+
+
+# -- an ensemble as one policy file ---------------------------------------------------------------------
+@pytest.mark.parametrize("advice", [False, True])
+def test_averaged_policies_play_the_mean_of_their_logits_from_one_file(tmp_path, advice, monkeypatch):
+    import runpy
+
+    rules = Rules.preset("scat")
+    nets = [small_net(rules, 2, advice, seed=k) for k in range(3)]
+    if advice:  # advice weights that differ, so that their mean is checked too
+        with torch.no_grad():
+            nets[1].advice_weight.fill_(1.5)
+    files = [str(training_checkpoint(tmp_path / f"p{k}.pt", net, rules, 2)) for k, net in enumerate(nets)]
+    out = tmp_path / "merged.safetensors"
+    monkeypatch.setattr("sys.argv", ["average_policies.py", str(out), *files])
+    runpy.run_path(str(pathlib.Path(__file__).parents[1] / "scripts" / "average_policies.py"), run_name="__main__")
+
+    merged = PolicyAgent.load(out)
+    assert merged.net.hidden == 48
+    obs, mask, _ = VectorThirtyOne(64, 2, rules, seed=5).reset()
+    x, m = torch.as_tensor(obs), torch.as_tensor(mask)
+    advised = torch.as_tensor(np.argmax(mask, axis=1)) if advice else None
+    with torch.no_grad():
+        mean = sum(net.masked_logits(net.features(x), m, advised) for net in nets) / 3
+        values = sum(net.get_value(x) for net in nets) / 3
+        got = merged.net.masked_logits(merged.net.features(x), m, advised)
+        legal = m.bool()
+        assert torch.allclose(got[legal], mean[legal], atol=1e-5)
+        assert torch.allclose(merged.net.get_value(x), values, atol=1e-5)
+
+
+def test_averaging_policies_of_different_settings_is_refused():
+    from agents.policy import logit_average
+
+    rules = Rules.preset("scat")
+    with pytest.raises(ValueError, match="one setting"):
+        logit_average([small_net(rules, 2, False), small_net(rules, 3, False)])
