@@ -220,12 +220,20 @@ def export_policy(src: str | os.PathLike, dst: str | os.PathLike) -> Path:
 
     ``dst`` gets safetensors content whatever its name; ``.safetensors`` is the convention.
     """
-    src, dst = Path(src), Path(dst)
+    src = Path(src)
     ckpt = load_checkpoint(src)
     net, rules, n = net_from_checkpoint(ckpt, source=src)
     trained = ckpt.get("trained") or {key: ckpt[key] for key in ("decisions", "elapsed") if key in ckpt}
+    return save_policy(net, rules, n, dst, trained)
+
+
+def save_policy(net: PolicyNet, rules: Rules, num_players: int, dst: str | os.PathLike,
+                trained: dict[str, Any] | None = None) -> Path:
+    """Write ``net`` as a policy file (safetensors, written to a temporary name and then moved into place)."""
+    dst = Path(dst)
+    trained = trained or {}
     meta = {
-        "format": POLICY_FORMAT, "rules": rules.to_dict(), "num_players": n, "hidden": net.hidden,
+        "format": POLICY_FORMAT, "rules": rules.to_dict(), "num_players": num_players, "hidden": net.hidden,
         "advice": bool(net.advice), "obs_dim": net.obs_dim, "num_actions": net.num_actions,
         "trained": {key: value.item() if isinstance(value, torch.Tensor) else value for key, value in trained.items()},
     }

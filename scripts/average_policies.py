@@ -7,12 +7,8 @@
 from __future__ import annotations
 
 import argparse
-import tempfile
-from pathlib import Path
 
-import torch
-
-from agents.policy import CHECKPOINT_FORMAT, export_policy, load_checkpoint, logit_average, net_from_checkpoint
+from agents.policy import load_checkpoint, logit_average, net_from_checkpoint, save_policy
 
 
 def main() -> None:
@@ -21,15 +17,12 @@ def main() -> None:
     parser.add_argument("policies", nargs="+", help="checkpoints or exported policies of the same rules and players")
     args = parser.parse_args()
     loaded = [net_from_checkpoint(load_checkpoint(path), source=path) for path in args.policies]
-    settings = {(rules.to_dict().__repr__(), n) for _, rules, n in loaded}
-    if len(settings) > 1:
-        raise SystemExit(f"the policies are for different rules or player counts: {sorted(settings)}")
-    net, rules, n = logit_average([net for net, _, _ in loaded]), loaded[0][1], loaded[0][2]
-    with tempfile.TemporaryDirectory() as tmp:
-        ckpt = Path(tmp) / "merged.pt"
-        torch.save({"format": CHECKPOINT_FORMAT, "rules": rules.to_dict(), "num_players": n, "hidden": net.hidden,
-                    "advice": net.advice, "model": net.state_dict()}, ckpt)
-        print(export_policy(ckpt, args.out), f"({net.hidden} hidden units, the mean of {len(loaded)} policies)")
+    (_, rules, n), nets = loaded[0], [net for net, _, _ in loaded]
+    if any((theirs, k) != (rules, n) for _, theirs, k in loaded):
+        found = (f"{path}: {theirs.name}, {k}" for path, (_, theirs, k) in zip(args.policies, loaded, strict=True))
+        raise SystemExit(f"the policies are not all for {rules.name} with {n} players: " + "; ".join(found))
+    merged = logit_average(nets)
+    print(save_policy(merged, rules, n, args.out), f"({merged.hidden} hidden units, the mean of {len(nets)} policies)")
 
 
 if __name__ == "__main__":

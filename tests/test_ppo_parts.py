@@ -151,6 +151,7 @@ def test_widening_a_policy_keeps_its_play_and_values_and_trains_the_added_units(
     ppo.widen_into(wide, small)
     x, m = torch.as_tensor(obs), torch.as_tensor(mask)
     advice_t = torch.zeros(len(obs), dtype=torch.long) + int(np.flatnonzero(mask[0])[0]) if advice else None
+
     def play(net: PolicyNet) -> tuple[torch.Tensor, torch.Tensor]:
         return net.masked_logits(net.features(x), m, advice_t), net.get_value(x)
 
