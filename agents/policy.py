@@ -207,7 +207,8 @@ def _read_safetensors(path: Path) -> dict[str, Any]:
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{path} has metadata this package cannot play: {exc}") from None
     need = encoding.obs_dim(rules.deck_size, n), rules.num_actions
-    if (meta["obs_dim"], meta["num_actions"]) != need:
+    first_layout = encoding.obs_dim_v1(rules.deck_size, n), rules.num_actions
+    if (meta["obs_dim"], meta["num_actions"]) not in (need, first_layout):
         raise ValueError(
             f"{path} metadata says obs_dim={meta['obs_dim']}, actions={meta['num_actions']}; "
             f"{rules.name} with {n} players needs {need[0]}, {need[1]}"
@@ -290,7 +291,7 @@ def net_from_checkpoint(ckpt: dict[str, Any], source: str | os.PathLike | None =
     scale = encoding.scale(rules.deck_size, n, rules.start_chips * n)
     net = PolicyNet(encoding.obs_dim(rules.deck_size, n), rules.num_actions, scale, hidden, advice)
     try:
-        net.load_state_dict(state)
+        net.load_state_dict(read_first_layout(state, net, encoding.obs_dim_v1(rules.deck_size, n)))
     except (RuntimeError, TypeError, AttributeError, ValueError) as exc:
         raise ValueError(
             f"{where} does not fit {rules.name} with {n} players (obs_dim "
@@ -298,6 +299,23 @@ def net_from_checkpoint(ckpt: dict[str, Any], source: str | os.PathLike | None =
         ) from None
     net.eval()
     return net, rules, n
+
+
+def read_first_layout(state: dict[str, Any], net: PolicyNet, first_dim: int) -> dict[str, Any]:
+    """Weights trained on the first observation layout, made to read today's: the pieces added since
+    (the opponents' moves) were appended, so the old inputs keep their columns and the new ones get zero
+    weights. The policy plays exactly as it did, and training from it (``--init-from``) learns the rest.
+    Other weights pass through unchanged."""
+    weight = state.get("trunk.0.weight") if isinstance(state, dict) else None
+    if not isinstance(weight, torch.Tensor) or weight.ndim != 2 or weight.shape[1] != first_dim \
+            or first_dim == net.obs_dim:
+        return state
+    added = net.obs_dim - first_dim
+    state = {**state, "trunk.0.weight": torch.cat([weight, weight.new_zeros(weight.shape[0], added)], 1)}
+    inv_scale = state.get("inv_scale")
+    if isinstance(inv_scale, torch.Tensor) and inv_scale.shape == (first_dim,):
+        state["inv_scale"] = torch.cat([inv_scale, net.inv_scale[first_dim:]])
+    return state
 
 
 class PolicyAgent:

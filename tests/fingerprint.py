@@ -4,6 +4,10 @@
 digests recorded before the engine-layer refactor, and ``test_fingerprint.py`` compares.
 Only public outputs are hashed (observations, masks, rewards, infos, actions), never the
 engine's state layout, so the layout may change while the behaviour may not.
+
+The observation has since gained pieces, appended after the recorded ones (``opp_thrown``,
+``opp_passed``). The recorded digests hash each observation's first-layout prefix (``first``), so
+they still hold every entry they held; ``history/...`` digests hash whole observations.
 """
 
 from __future__ import annotations
@@ -21,10 +25,25 @@ def _update(digest, *values) -> None:
         digest.update(np.ascontiguousarray(value).tobytes() if isinstance(value, np.ndarray) else repr(value).encode())
 
 
-def aec_digest(preset: str, n: int, episode: str, seed: int, matches: int = 2, **options) -> str:
+def first_layout(preset: str, n: int, whole: bool = False):
+    """Observations (and global states, which end with seat 0's observation) cut to the first layout's
+    entries; the identity with ``whole``."""
+    from thirtyone_env import encoding
+    from thirtyone_env.rules import Rules
+
+    d = Rules.preset(preset).deck_size
+    added = encoding.obs_dim(d, n) - encoding.obs_dim_v1(d, n)
+    if whole:
+        return lambda x: x
+    return lambda x: np.asarray(x)[..., : np.asarray(x).shape[-1] - added]
+
+
+def aec_digest(preset: str, n: int, episode: str, seed: int, matches: int = 2, whole: bool = False,
+               **options) -> str:
     """A seeded random policy through ``thirtyone_v0``: every observation, mask, reward and info."""
     from thirtyone_env.env import raw_env
 
+    first = first_layout(preset, n, whole)
     env = raw_env(num_players=n, rules=preset, episode=episode, **options)
     policy = np.random.default_rng(seed + 1)
     digest = hashlib.sha256()
@@ -33,7 +52,7 @@ def aec_digest(preset: str, n: int, episode: str, seed: int, matches: int = 2, *
         while True:
             agent = env.agent_selection
             obs = env.observe(agent)
-            _update(digest, agent, obs["observation"], obs["action_mask"],
+            _update(digest, agent, first(obs["observation"]), obs["action_mask"],
                     sorted(env.rewards.items()), sorted((a, sorted(i.items())) for a, i in env.infos.items()))
             if all(env.terminations.values()):
                 break
@@ -42,8 +61,9 @@ def aec_digest(preset: str, n: int, episode: str, seed: int, matches: int = 2, *
                 env.step(int(np.flatnonzero(obs["action_mask"] == 0)[0]))
             else:
                 env.step(int(policy.choice(legal)))
-        _update(digest, sorted(env.rewards.items()), [env.observe(a)["observation"] for a in env.possible_agents])
-        _update(digest, env.state())
+        finals = [first(env.observe(a)["observation"]) for a in env.possible_agents]
+        _update(digest, sorted(env.rewards.items()), finals)
+        _update(digest, first(env.state()))
     return digest.hexdigest()
 
 
@@ -51,6 +71,7 @@ def stacked_digest() -> str:
     """Stacked decks and a given dealer, then the seeded stream."""
     from thirtyone_env.env import raw_env
 
+    first = first_layout("scat", 3)
     env = raw_env(num_players=3, rules="scat")
     decks = [list(range(51, -1, -1)), list(range(0, 52, 2)) + list(range(1, 52, 2)), [5, 17, 33, 2]]
     env.reset(seed=3, options={"decks": decks, "dealer": 1})
@@ -58,27 +79,29 @@ def stacked_digest() -> str:
     digest = hashlib.sha256()
     while not all(env.terminations.values()):
         obs = env.observe(env.agent_selection)
-        _update(digest, obs["observation"], sorted(env.rewards.items()))
+        _update(digest, first(obs["observation"]), sorted(env.rewards.items()))
         env.step(int(policy.choice(np.flatnonzero(obs["action_mask"]))))
     _update(digest, sorted(env.rewards.items()))
     return digest.hexdigest()
 
 
-def vector_digest(preset: str, n: int, episode: str, num_envs: int, parallel: bool, steps: int = 300) -> str:
+def vector_digest(preset: str, n: int, episode: str, num_envs: int, parallel: bool, steps: int = 300,
+                  whole: bool = False) -> str:
     from thirtyone_env.vector import VectorThirtyOne
 
+    first = first_layout(preset, n, whole)
     vec = VectorThirtyOne(num_envs, num_players=n, rules=preset, seed=5, episode=episode, parallel=parallel)
     obs, mask, player = vec.reset()
     policy = np.random.default_rng(2)
     digest = hashlib.sha256()
-    _update(digest, obs, mask, player)
+    _update(digest, first(obs), mask, player)
     for t in range(steps):
         noise = policy.random(mask.shape)
         noise[~mask] = -1
         obs, mask, player, rewards, done = vec.step(noise.argmax(1))
-        _update(digest, obs, mask, player, rewards, done)
+        _update(digest, first(obs), mask, player, rewards, done)
         if t % 50 == 0:
-            _update(digest, vec.observe(np.full(num_envs, t % n)), vec.state())
+            _update(digest, first(vec.observe(np.full(num_envs, t % n))), first(vec.state()))
     return digest.hexdigest()
 
 
@@ -123,6 +146,7 @@ def policy_digests() -> dict[str, str]:
 def single_agent_digest(preset: str, n: int) -> str:
     from thirtyone_env.wrappers import SingleAgentEnv
 
+    first = first_layout(preset, n)
     env = SingleAgentEnv(preset, n)
     digest = hashlib.sha256()
     for episode in range(3):
@@ -130,7 +154,8 @@ def single_agent_digest(preset: str, n: int) -> str:
         policy = np.random.default_rng(episode)
         done = False
         while not done:
-            _update(digest, obs, sorted((k, v.tolist() if isinstance(v, np.ndarray) else v) for k, v in info.items()))
+            shown = sorted((k, v.tolist() if isinstance(v, np.ndarray) else v) for k, v in info.items())
+            _update(digest, first(obs), shown)
             action = int(policy.choice(np.flatnonzero(env.action_masks())))
             obs, reward, done, _, info = env.step(action)
             _update(digest, reward)
@@ -153,6 +178,9 @@ def fingerprint(policies: bool = True) -> dict[str, str]:
     out["aec/stacked"] = stacked_digest()
     out["vector/scat/2p/parallel"] = vector_digest("scat", 2, "match", 512, True, steps=200)
     out["agents/scat/2p"] = agents_digest("scat", 2)
+    for n in (2, 4):
+        out[f"history/aec/scat/{n}p/match"] = aec_digest("scat", n, "match", seed=7 * n, whole=True)
+    out["history/vector/italian/3p/deal"] = vector_digest("italian", 3, "deal", 64, True, steps=150, whole=True)
     if policies:
         out.update({f"policy/{k}": v for k, v in policy_digests().items()})
     return out

@@ -208,8 +208,8 @@ def good_metadata(rules: Rules, n: int = 2, hidden: int = 16) -> dict:
     ({"rules": {"name": "scat", "deck": "tarot"}}, "metadata this package cannot play"),
     ({"rules": {"name": "scat", "bogus": 1}}, "metadata this package cannot play"),
     ({"num_players": 12}, "metadata this package cannot play"),
-    ({"obs_dim": 100}, r"metadata says obs_dim=100, actions=56; scat with 2 players needs 383, 56"),
-    ({"num_players": 3}, "scat with 3 players needs 440, 56"),
+    ({"obs_dim": 100}, r"metadata says obs_dim=100, actions=56; scat with 2 players needs 487, 56"),
+    ({"num_players": 3}, "scat with 3 players needs 648, 56"),
 ])
 def test_wrong_or_missing_metadata_is_reported(tmp_path, exported, change, message):
     _, net, rules = exported
@@ -299,3 +299,45 @@ def test_averaging_policies_of_different_settings_is_refused():
     rules = Rules.preset("scat")
     with pytest.raises(ValueError, match="one setting"):
         logit_average([small_net(rules, 2, False), small_net(rules, 3, False)])
+
+
+# -- files of the first observation layout (before the opponents' moves were observed) ---------------------
+@pytest.mark.parametrize("fmt", ["safetensors", "checkpoint"])
+def test_a_first_layout_policy_loads_and_plays_as_it_did_ignoring_the_added_pieces(tmp_path, fmt):
+    rules, n = Rules.preset("scat"), 3
+    first_dim = encoding.obs_dim_v1(rules.deck_size, n)
+    torch.manual_seed(1)
+    old = PolicyNet(first_dim, rules.num_actions, encoding.scale(rules.deck_size, n, rules.start_chips * n)[:first_dim],
+                    hidden=16)
+    with torch.no_grad():
+        old.actor.weight.normal_(0.0, 1.0)
+    if fmt == "checkpoint":
+        path = training_checkpoint(tmp_path / "old.pt", old, rules, n)
+    else:  # a file exported before: its metadata gives the first layout's length
+        meta = {"format": POLICY_FORMAT, "rules": rules.to_dict(), "num_players": n, "hidden": 16, "advice": False,
+                "obs_dim": first_dim, "num_actions": rules.num_actions}
+        path = write_safetensors(tmp_path / "old.safetensors", old, {METADATA_KEY: json.dumps(meta)})
+    assert load_checkpoint(path)["model"]["trunk.0.weight"].shape[1] == first_dim
+
+    agent = PolicyAgent.load(path)
+    assert agent.net.obs_dim == encoding.obs_dim(rules.deck_size, n) > first_dim
+    vec = VectorThirtyOne(64, n, rules, seed=3)
+    obs, mask, _ = vec.reset()
+    for _ in range(40):
+        moves = agent.act_batch(obs, mask)
+        assert np.array_equal(moves, old.act(obs[:, :first_dim], mask))
+        with torch.no_grad():  # the added inputs carry zero weights: values equal too
+            value = agent.net.get_value(torch.as_tensor(obs))
+            assert torch.allclose(value, old.get_value(torch.as_tensor(obs[:, :first_dim])), atol=1e-6)
+        obs, mask, _, _, _ = vec.step(moves)
+    assert encoding.views(obs, 52, n)["opp_thrown"].any()  # the added pieces were there to ignore
+    upgraded = load_checkpoint(export_policy(path, tmp_path / "new.safetensors"))  # export writes today's layout
+    assert upgraded["obs_dim"] == upgraded["model"]["trunk.0.weight"].shape[1] == agent.net.obs_dim
+
+
+def test_a_file_for_neither_layout_names_both_lengths(tmp_path):
+    rules = Rules.preset("scat")
+    net = PolicyNet(100, rules.num_actions, np.ones(100, np.float32), hidden=16)
+    src = training_checkpoint(tmp_path / "odd.pt", net, rules, 2)
+    with pytest.raises(ValueError, match=r"does not fit scat with 2 players \(obs_dim 487"):
+        PolicyAgent.load(src)

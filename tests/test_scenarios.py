@@ -551,3 +551,33 @@ def test_discard_before_stock_draw_refill_keeps_the_card_just_thrown_on_the_pile
     assert hand(env, 0) == {"2C", "2D", "2S"}  # the oldest discard came back first
     assert stock_top_first(env) == [f"{r}B" for r in RANKS40[1:]]
     assert discard_pile(env) == ["2B"]
+
+
+# -- the opponents' moves in the observation -------------------------------------------------------------
+def cards_of(piece: np.ndarray, rel: int, d: int = 52) -> set[str]:
+    from thirtyone_env.cards import card_str
+
+    return {card_str(int(c), "french52") for c in np.flatnonzero(piece[rel * d : (rel + 1) * d])}
+
+
+def test_each_opponent_s_throws_and_left_discards_are_observed_until_the_deal_ends():
+    deck = stack(["2C 3D 4S", "AH KH 5C", "7S 8S 9D"], "6D", "JC 10C 3H 4H")
+    env = table("scat", 3, [deck])
+    seat_acts(env, 1, "draw", "5C")  # leaves 6D on the pile, throws 5C
+    seat_acts(env, 2, "take", "9D")  # takes 5C, throws 9D
+    seat_acts(env, 0, "draw", "10C")  # leaves 9D, throws the card it drew
+    me = view(env, 1)  # opponents left first: seat 2, then seat 0
+    assert [cards_of(me["opp_thrown"], r) for r in (0, 1)] == [{"9D"}, {"10C"}]
+    assert [cards_of(me["opp_passed"], r) for r in (0, 1)] == [set(), {"9D"}]
+    assert cards_of(me["opp_known"], 0) == {"5C"}
+    other = view(env, 0)  # seat 1, then seat 2; its own moves are in neither
+    assert [cards_of(other["opp_thrown"], r) for r in (0, 1)] == [{"5C"}, {"9D"}]
+    assert [cards_of(other["opp_passed"], r) for r in (0, 1)] == [{"6D"}, set()]
+    seat_acts(env, 1, "knock")  # knocking leaves the top (10C) too
+    assert cards_of(view(env, 0)["opp_passed"], 0) == {"6D", "10C"}
+    seat_acts(env, 2, "draw", "3H")
+    seat_acts(env, 0, "draw", "4H")  # the showdown; the next deal starts with no moves seen
+    assert not done(env) and view(env, 0)["turns"][0] == 0
+    for seat in range(3):
+        v = view(env, seat)
+        assert not v["opp_thrown"].any() and not v["opp_passed"].any()

@@ -185,6 +185,22 @@ def test_resume_refuses_a_corrupt_checkpoint_and_keeps_it(tmp_path):
     assert (run / "last.pt").read_bytes() == b"\x00garbage"
 
 
+def test_a_run_saved_before_the_opponents_moves_were_observed_is_refused_with_the_way_on(tmp_path):
+    from thirtyone_env import encoding
+
+    run = tmp_path / "run"
+    path = ppo.train(tiny_args(run, total_decisions=32 * 16))
+    ckpt = torch.load(path, weights_only=True)
+    ckpt["model"]["trunk.0.weight"] = ckpt["model"]["trunk.0.weight"][:, : encoding.obs_dim_v1(52, 2)].clone()
+    torch.save(ckpt, path)
+    saved = path.read_bytes()
+    with pytest.raises(ValueError, match=r"saved with 383 observation entries, today's layout has 487 .* "
+                                         r"--init-from .*last\.pt"):
+        ppo.train(tiny_args(run), resume=True)
+    assert path.read_bytes() == saved
+    assert PolicyAgent.load(path).net.obs_dim == 487  # its weights still load, for --init-from
+
+
 # -- evaluation -----------------------------------------------------------------------------------
 def test_lineups_rotate_seats_and_one_vs_rest_keeps_one_focus_seat():
     rot = seating_plan(2, 2, 4, "rotate")

@@ -19,7 +19,10 @@ FINAL_ROUND, FINAL_TURNS_LEFT, FIRST_ROUND, STOCK_SIZE, POT, HAND_VALUE, TURNS =
     15, 16, 17, 18, 19, 20, 21,
 )
 THROW_VALUE, TAKE_VALUE = 22, 23
-NUM_PIECES = 24
+OPP_THROWN, OPP_PASSED = 24, 25
+NUM_PIECES = 26
+#: pieces of the layout before the opponents' moves were added (policy files of that layout still load)
+NUM_PIECES_V1 = 24
 
 #: (name, size as a function of (D, n), scale divisor as a function of (D, n, chips), meaning)
 PIECES = [
@@ -53,6 +56,9 @@ PIECES = [
      "while discarding: per held card, the doubled value of the cards kept if it is thrown"),
     ("take_value", lambda d, n: 1, lambda d, n, c: 62,
      "while choosing a draw: doubled value of the best hand that keeps the discard top"),
+    ("opp_thrown", lambda d, n: (n - 1) * d, lambda d, n, c: 1, "per opponent: cards it threw this deal"),
+    ("opp_passed", lambda d, n: (n - 1) * d, lambda d, n, c: 1,
+     "per opponent: discard tops it left there this deal (drew from the stock, knocked or passed)"),
 ]
 assert len(PIECES) == NUM_PIECES
 
@@ -65,6 +71,12 @@ def offsets(deck_size: int, num_players: int) -> np.ndarray:
 
 def obs_dim(deck_size: int, num_players: int) -> int:
     return int(offsets(deck_size, num_players)[-1])
+
+
+def obs_dim_v1(deck_size: int, num_players: int) -> int:
+    """Length of the first layout, without the opponents' moves (``opp_thrown``, ``opp_passed``): the
+    new pieces were appended, so a first-layout vector is a prefix of today's."""
+    return int(offsets(deck_size, num_players)[NUM_PIECES_V1])
 
 
 def scale(deck_size: int, num_players: int, total_chips: int) -> np.ndarray:

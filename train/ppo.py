@@ -545,6 +545,12 @@ class RunState:
     def restore(self, net: PolicyNet, optimizer: optim.Optimizer, env: VectorThirtyOne, opponents: Opponents,
                 rng: np.random.Generator) -> Turn:
         """Put the run back where it was; returns the tables' current turn."""
+        if self.model["trunk.0.weight"].shape[1] != net.obs_dim:
+            raise ValueError(
+                f"this run was saved with {self.model['trunk.0.weight'].shape[1]} observation entries, today's "
+                f"layout has {net.obs_dim} (the opponents' moves were added): it cannot be resumed; start a "
+                f"new run from its weights with --init-from {self.args.out}/last.pt"
+            )
         net.load_state_dict(self.model)
         optimizer.load_state_dict(self.optimizer)
         env.restore(self.env)

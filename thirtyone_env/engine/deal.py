@@ -25,6 +25,7 @@ from thirtyone_env.engine.layout import (
     S_LAST_ACTION,
     S_LAST_SEAT,
     S_NUM_PLAYERS,
+    S_PASSED,
     S_PHASE,
     S_POT,
     S_QLEN,
@@ -34,6 +35,7 @@ from thirtyone_env.engine.layout import (
     S_STOCK,
     S_STOCK_N,
     S_TAKEN,
+    S_THROWN,
     S_TURNS,
 )
 from thirtyone_env.engine.rng import rand_below, shuffle
@@ -100,6 +102,8 @@ def _start_deal(s, rng, decks, params, rewards):
     s[S_HAND_N : S_HAND_N + MAXP] = 0
     s[S_SEEN : S_SEEN + MAXD] = 0
     s[S_KNOWN : S_KNOWN + MAXD] = 0
+    s[S_THROWN : S_THROWN + MAXD] = 0
+    s[S_PASSED : S_PASSED + MAXD] = 0
     pos = 0
     for _ in range(3):
         seat = s[S_DEALER]

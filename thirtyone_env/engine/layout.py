@@ -42,4 +42,6 @@ S_LAST_END = S_LAST_ACTION + 1  # END_* of the last settled deal
 S_QPOS = S_LAST_END + 1  # next stacked deck to use
 S_QLEN = S_QPOS + 1
 S_DECISIONS = S_QLEN + 1  # decisions taken this episode
-STATE_SIZE = S_DECISIONS + 1
+S_THROWN = S_DECISIONS + 1  # per card: bit ``seat`` set if that seat threw it this deal
+S_PASSED = S_THROWN + MAXD  # per card: bit ``seat`` set if that seat left it on the discard pile's top this deal
+STATE_SIZE = S_PASSED + MAXD

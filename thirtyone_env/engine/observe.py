@@ -21,6 +21,7 @@ from thirtyone_env.engine.layout import (
     S_KNOCKER,
     S_KNOWN,
     S_NUM_PLAYERS,
+    S_PASSED,
     S_PHASE,
     S_POT,
     S_SEEN,
@@ -28,6 +29,7 @@ from thirtyone_env.engine.layout import (
     S_STOCK,
     S_STOCK_N,
     S_TAKEN,
+    S_THROWN,
     S_TURNS,
 )
 from thirtyone_env.engine.table import _count_in_play, _hand, _seat_value2
@@ -68,6 +70,13 @@ def _observe(s, params, seat, off, out):
         out[off[E.OPP_ON_HONOR] + rel] = s[S_STATUS + other] == ON_HONOR
         out[off[E.OPP_KNOCKED] + rel] = s[S_KNOCKER] == other
         out[off[E.OPP_DEALER] + rel] = s[S_DEALER] == other
+    for c in range(d):  # the opponents' moves this deal
+        thrown, passed = s[S_THROWN + c], s[S_PASSED + c]
+        if thrown | passed:
+            for rel in range(n - 1):
+                other = (seat + 1 + rel) % n
+                out[off[E.OPP_THROWN] + rel * d + c] = (thrown >> other) & 1
+                out[off[E.OPP_PASSED] + rel * d + c] = (passed >> other) & 1
     out[off[E.OWN_CHIPS]] = _clip(s[S_CHIPS + seat])
     out[off[E.OWN_ON_HONOR]] = s[S_STATUS + seat] == ON_HONOR
     out[off[E.OWN_DEALER]] = s[S_DEALER] == seat

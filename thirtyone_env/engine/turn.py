@@ -22,8 +22,10 @@ from thirtyone_env.engine.layout import (
     S_KNOWN,
     S_LAST_ACTION,
     S_LAST_SEAT,
+    S_PASSED,
     S_PHASE,
     S_TAKEN,
+    S_THROWN,
     S_TURNS,
 )
 from thirtyone_env.engine.settle import _settle
@@ -104,6 +106,8 @@ def _step(s, rng, decks, params, action, rewards):
     s[S_DECISIONS] += 1
     phase = s[S_PHASE]
     if phase == PH_TURN:
+        if action != DRAW_DISCARD and s[S_DISCARD_N] > 0:  # the seat leaves the discard top
+            s[S_PASSED + s[S_DISCARD + s[S_DISCARD_N] - 1]] |= 1 << seat
         if action == DRAW_STOCK:
             if params[P_DISCARD_FIRST]:
                 s[S_PHASE] = PH_DISCARD_FIRST
@@ -125,6 +129,7 @@ def _step(s, rng, decks, params, action, rewards):
             _end_turn(s, rng, decks, params, rewards)
     else:
         card = action - DISCARD0
+        s[S_THROWN + card] |= 1 << seat
         _remove_card(s, seat, card)
         _push_discard(s, card)
         if phase == PH_DISCARD_FIRST:

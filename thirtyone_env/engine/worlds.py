@@ -29,6 +29,7 @@ from thirtyone_env.engine.layout import (
     S_LAST_ACTION,
     S_LAST_SEAT,
     S_NUM_PLAYERS,
+    S_PASSED,
     S_PHASE,
     S_POT,
     S_SEEN,
@@ -36,6 +37,7 @@ from thirtyone_env.engine.layout import (
     S_STOCK,
     S_STOCK_N,
     S_TAKEN,
+    S_THROWN,
     S_TURNS,
 )
 from thirtyone_env.engine.observe import _observe
@@ -90,6 +92,10 @@ def _load_world(s, params, n, off, obs, hands, stock):
         for c in range(d):
             if obs[off[E.OPP_KNOWN] + r * d + c]:
                 s[S_KNOWN + c] = seat + 1
+            if obs[off[E.OPP_THROWN] + r * d + c]:
+                s[S_THROWN + c] |= 1 << seat
+            if obs[off[E.OPP_PASSED] + r * d + c]:
+                s[S_PASSED + c] |= 1 << seat
         s[S_CHIPS + seat] = obs[off[E.OPP_CHIPS] + r]
         if not obs[off[E.OPP_IN_PLAY] + r]:
             s[S_STATUS + seat] = OUT
