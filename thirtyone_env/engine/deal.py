@@ -24,6 +24,7 @@ from thirtyone_env.engine.layout import (
     S_KNOWN,
     S_LAST_ACTION,
     S_LAST_SEAT,
+    S_MOVED_N,
     S_NUM_PLAYERS,
     S_PASSED,
     S_PHASE,
@@ -104,6 +105,7 @@ def _start_deal(s, rng, decks, params, rewards):
     s[S_KNOWN : S_KNOWN + MAXD] = 0
     s[S_THROWN : S_THROWN + MAXD] = 0
     s[S_PASSED : S_PASSED + MAXD] = 0
+    s[S_MOVED_N] = 0
     pos = 0
     for _ in range(3):
         seat = s[S_DEALER]

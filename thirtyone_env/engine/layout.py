@@ -44,4 +44,6 @@ S_QLEN = S_QPOS + 1
 S_DECISIONS = S_QLEN + 1  # decisions taken this episode
 S_THROWN = S_DECISIONS + 1  # per card: bit ``seat`` set if that seat threw it this deal
 S_PASSED = S_THROWN + MAXD  # per card: bit ``seat`` set if that seat left it on the discard pile's top this deal
-STATE_SIZE = S_PASSED + MAXD
+S_MOVED_N = S_PASSED + MAXD  # cards with a bit in S_THROWN or S_PASSED
+S_MOVED = S_MOVED_N + 1  # those cards, in the order of their first such move (observations visit only these)
+STATE_SIZE = S_MOVED + MAXD

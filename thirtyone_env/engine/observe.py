@@ -20,6 +20,8 @@ from thirtyone_env.engine.layout import (
     S_HAND_N,
     S_KNOCKER,
     S_KNOWN,
+    S_MOVED,
+    S_MOVED_N,
     S_NUM_PLAYERS,
     S_PASSED,
     S_PHASE,
@@ -70,13 +72,13 @@ def _observe(s, params, seat, off, out):
         out[off[E.OPP_ON_HONOR] + rel] = s[S_STATUS + other] == ON_HONOR
         out[off[E.OPP_KNOCKED] + rel] = s[S_KNOCKER] == other
         out[off[E.OPP_DEALER] + rel] = s[S_DEALER] == other
-    for c in range(d):  # the opponents' moves this deal
+    for i in range(s[S_MOVED_N]):  # the opponents' moves this deal
+        c = s[S_MOVED + i]
         thrown, passed = s[S_THROWN + c], s[S_PASSED + c]
-        if thrown | passed:
-            for rel in range(n - 1):
-                other = (seat + 1 + rel) % n
-                out[off[E.OPP_THROWN] + rel * d + c] = (thrown >> other) & 1
-                out[off[E.OPP_PASSED] + rel * d + c] = (passed >> other) & 1
+        for rel in range(n - 1):
+            other = (seat + 1 + rel) % n
+            out[off[E.OPP_THROWN] + rel * d + c] = (thrown >> other) & 1
+            out[off[E.OPP_PASSED] + rel * d + c] = (passed >> other) & 1
     out[off[E.OWN_CHIPS]] = _clip(s[S_CHIPS + seat])
     out[off[E.OWN_ON_HONOR]] = s[S_STATUS + seat] == ON_HONOR
     out[off[E.OWN_DEALER]] = s[S_DEALER] == seat

@@ -22,6 +22,8 @@ from thirtyone_env.engine.layout import (
     S_KNOWN,
     S_LAST_ACTION,
     S_LAST_SEAT,
+    S_MOVED,
+    S_MOVED_N,
     S_PASSED,
     S_PHASE,
     S_TAKEN,
@@ -97,6 +99,16 @@ def _end_turn(s, rng, decks, params, rewards):
 
 
 @njit(**INLINE)
+def _record_move(s, record, card, seat):
+    """Set ``seat``'s bit for ``card`` in ``record`` (``S_THROWN`` or ``S_PASSED``); a card's first move
+    this deal also lists it in ``S_MOVED``, so that observations visit only the cards moved."""
+    if s[S_THROWN + card] == 0 and s[S_PASSED + card] == 0:
+        s[S_MOVED + s[S_MOVED_N]] = card
+        s[S_MOVED_N] += 1
+    s[record + card] |= 1 << seat
+
+
+@njit(**INLINE)
 def _step(s, rng, decks, params, action, rewards):
     """Apply one legal action of the seat to act; ``rewards`` receives this step's rewards."""
     rewards[:] = 0
@@ -107,7 +119,7 @@ def _step(s, rng, decks, params, action, rewards):
     phase = s[S_PHASE]
     if phase == PH_TURN:
         if action != DRAW_DISCARD and s[S_DISCARD_N] > 0:  # the seat leaves the discard top
-            s[S_PASSED + s[S_DISCARD + s[S_DISCARD_N] - 1]] |= 1 << seat
+            _record_move(s, S_PASSED, s[S_DISCARD + s[S_DISCARD_N] - 1], seat)
         if action == DRAW_STOCK:
             if params[P_DISCARD_FIRST]:
                 s[S_PHASE] = PH_DISCARD_FIRST
@@ -129,7 +141,7 @@ def _step(s, rng, decks, params, action, rewards):
             _end_turn(s, rng, decks, params, rewards)
     else:
         card = action - DISCARD0
-        s[S_THROWN + card] |= 1 << seat
+        _record_move(s, S_THROWN, card, seat)
         _remove_card(s, seat, card)
         _push_discard(s, card)
         if phase == PH_DISCARD_FIRST:

@@ -41,7 +41,7 @@ from thirtyone_env.engine.layout import (
     S_TURNS,
 )
 from thirtyone_env.engine.observe import _observe
-from thirtyone_env.engine.turn import _legal_mask
+from thirtyone_env.engine.turn import _legal_mask, _record_move
 from thirtyone_env.jit import JIT
 from thirtyone_env.rules import P_DECK_SIZE
 
@@ -93,9 +93,9 @@ def _load_world(s, params, n, off, obs, hands, stock):
             if obs[off[E.OPP_KNOWN] + r * d + c]:
                 s[S_KNOWN + c] = seat + 1
             if obs[off[E.OPP_THROWN] + r * d + c]:
-                s[S_THROWN + c] |= 1 << seat
+                _record_move(s, S_THROWN, c, seat)
             if obs[off[E.OPP_PASSED] + r * d + c]:
-                s[S_PASSED + c] |= 1 << seat
+                _record_move(s, S_PASSED, c, seat)
         s[S_CHIPS + seat] = obs[off[E.OPP_CHIPS] + r]
         if not obs[off[E.OPP_IN_PLAY] + r]:
             s[S_STATUS + seat] = OUT
