@@ -31,11 +31,11 @@ def first_layout(preset: str, n: int, whole: bool = False):
     from thirtyone_env import encoding
     from thirtyone_env.rules import Rules
 
-    d = Rules.preset(preset).deck_size
-    added = encoding.obs_dim(d, n) - encoding.obs_dim_v1(d, n)
     if whole:
         return lambda x: x
-    return lambda x: np.asarray(x)[..., : np.asarray(x).shape[-1] - added]
+    d = Rules.preset(preset).deck_size
+    added = encoding.obs_dim(d, n) - encoding.obs_dim_v1(d, n)  # > 0: every layout gained pieces
+    return lambda x: np.asarray(x)[..., :-added]
 
 
 def aec_digest(preset: str, n: int, episode: str, seed: int, matches: int = 2, whole: bool = False,

@@ -335,7 +335,7 @@ def test_a_first_layout_policy_loads_and_plays_as_it_did_ignoring_the_added_piec
     assert upgraded["obs_dim"] == upgraded["model"]["trunk.0.weight"].shape[1] == agent.net.obs_dim
 
 
-def test_a_file_for_neither_layout_names_both_lengths(tmp_path):
+def test_a_file_for_neither_layout_is_refused_naming_today_s_length(tmp_path):
     rules = Rules.preset("scat")
     net = PolicyNet(100, rules.num_actions, np.ones(100, np.float32), hidden=16)
     src = training_checkpoint(tmp_path / "odd.pt", net, rules, 2)

@@ -27,7 +27,7 @@ from conftest import (
 
 from thirtyone_env import actions as A
 from thirtyone_env import encoding
-from thirtyone_env.cards import parse_card
+from thirtyone_env.cards import card_str, parse_card
 from thirtyone_env.engine import IN_PLAY, ON_HONOR, OUT
 from thirtyone_env.rules import Rules
 
@@ -555,8 +555,6 @@ def test_discard_before_stock_draw_refill_keeps_the_card_just_thrown_on_the_pile
 
 # -- the opponents' moves in the observation -------------------------------------------------------------
 def cards_of(piece: np.ndarray, rel: int, d: int = 52) -> set[str]:
-    from thirtyone_env.cards import card_str
-
     return {card_str(int(c), "french52") for c in np.flatnonzero(piece[rel * d : (rel + 1) * d])}
 
 
