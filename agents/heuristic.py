@@ -32,7 +32,7 @@ from agents.greedy import _find_one, _first_legal, _keep_index, _phase
 from thirtyone_env import encoding as E
 from thirtyone_env.actions import DISCARD0, DRAW_DISCARD, DRAW_STOCK, KNOCK, PASS
 from thirtyone_env.engine import MAXD, MAXP, Tables
-from thirtyone_env.engine.drivers import observe_row, restart_row, step_row
+from thirtyone_env.engine.drivers import observe_row, prefetch_table, restart_row, step_row
 from thirtyone_env.engine.hands import hand_value2, triple_value2
 from thirtyone_env.jit import INLINE, jit_variants
 from thirtyone_env.rules import P_DECK_SIZE, P_RANK_OF, P_RANKS, P_SUIT_OF, P_VALUES, Rules
@@ -363,6 +363,9 @@ def _heuristic_turns(lo, hi, states, rngs, decks, eparams, autoreset, eoff, obs,
     hand, scratch, seen = np.empty(4, np.int64), np.empty(SCRATCH, np.int64), np.empty(MAXD, np.int8)
     for r in range(lo, hi):
         b = rows[r]
+        if r + 1 < hi:
+            prefetch_table(rows[r + 1], states, rngs, decks, eparams, autoreset, eoff, obs, masks, players, rewards,
+                           dones, escratch)
         dealt = restart.shape[0] > 0 and restart[b]
         deal, learner_moves, done = dealt, actions.shape[0] > 0 and not dealt, False
         if learner_moves:

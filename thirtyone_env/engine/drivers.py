@@ -33,7 +33,7 @@ from thirtyone_env.engine.layout import (
 )
 from thirtyone_env.engine.observe import _global_state, _observe
 from thirtyone_env.engine.turn import _forfeit, _legal_mask, _step
-from thirtyone_env.jit import INLINE, JIT, jit_variants
+from thirtyone_env.jit import INLINE, JIT, jit_variants, prefetch_row
 
 
 # -- one table ------------------------------------------------------------------------------
@@ -109,6 +109,17 @@ def step_row(b, action, states, rngs, decks, params, autoreset, off, obs, masks,
     dones[b] = done
     players[b] = states[b, S_CURRENT]
     return done
+
+
+@njit(**INLINE)
+def prefetch_table(b, states, rngs, decks, params, autoreset, off, obs, masks, players, rewards, dones, scratch):
+    """Start fetching table ``b``'s rows into the caches (its state, observation, mask), for a kernel that steps
+    many tables, one after the other: called for the next table while it works on this one, a state row
+    is in the cache when its turn comes (at 4,096 tables the rows are more than the caches hold). Same
+    arguments after ``b`` as ``step_row``."""
+    prefetch_row(states[b])
+    prefetch_row(obs[b])
+    prefetch_row(masks[b])
 
 
 @njit(**JIT)
@@ -196,6 +207,9 @@ def _step_rows(lo, hi, states, rngs, decks, params, rows, actions, autoreset, of
                dones, scratch):
     for r in range(lo, hi):
         b = rows[r]
+        if r + 1 < hi:
+            prefetch_table(rows[r + 1], states, rngs, decks, params, autoreset, off, obs, masks, players, rewards,
+                           dones, scratch)
         dones[b] = _step_table(states[b], rngs[b], decks[b], params, actions[b], autoreset, off, obs[b], masks[b],
                                rewards[b], scratch[b])
         players[b] = states[b, S_CURRENT]
@@ -206,6 +220,9 @@ def _step_all(lo, hi, states, rngs, decks, params, actions, autoreset, off, obs,
     """``_step_rows`` over tables ``lo..hi`` themselves: indexing by the loop variable is measurably faster
     (18% at 4096 tables with observations) than going through a rows array."""
     for b in range(lo, hi):
+        if b + 1 < hi:
+            prefetch_table(b + 1, states, rngs, decks, params, autoreset, off, obs, masks, players, rewards, dones,
+                           scratch)
         dones[b] = _step_table(states[b], rngs[b], decks[b], params, actions[b], autoreset, off, obs[b], masks[b],
                                rewards[b], scratch[b])
         players[b] = states[b, S_CURRENT]

@@ -72,13 +72,13 @@ def _observe(s, params, seat, off, out):
         out[off[E.OPP_ON_HONOR] + rel] = s[S_STATUS + other] == ON_HONOR
         out[off[E.OPP_KNOCKED] + rel] = s[S_KNOCKER] == other
         out[off[E.OPP_DEALER] + rel] = s[S_DEALER] == other
-    for i in range(s[S_MOVED_N]):  # the opponents' moves this deal
-        c = s[S_MOVED + i]
-        thrown, passed = s[S_THROWN + c], s[S_PASSED + c]
-        for rel in range(n - 1):
-            other = (seat + 1 + rel) % n
-            out[off[E.OPP_THROWN] + rel * d + c] = (thrown >> other) & 1
-            out[off[E.OPP_PASSED] + rel * d + c] = (passed >> other) & 1
+    for rel in range(n - 1):  # the opponents' moves this deal (opponents outside: a modulo costs more than a card)
+        other = (seat + 1 + rel) % n
+        thrown, passed = off[E.OPP_THROWN] + rel * d, off[E.OPP_PASSED] + rel * d
+        for i in range(s[S_MOVED_N]):
+            c = s[S_MOVED + i]
+            out[thrown + c] = (s[S_THROWN + c] >> other) & 1
+            out[passed + c] = (s[S_PASSED + c] >> other) & 1
     out[off[E.OWN_CHIPS]] = _clip(s[S_CHIPS + seat])
     out[off[E.OWN_ON_HONOR]] = s[S_STATUS + seat] == ON_HONOR
     out[off[E.OWN_DEALER]] = s[S_DEALER] == seat
