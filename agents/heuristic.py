@@ -34,7 +34,7 @@ from thirtyone_env.actions import DISCARD0, DRAW_DISCARD, DRAW_STOCK, KNOCK, PAS
 from thirtyone_env.engine import MAXD, MAXP, Tables
 from thirtyone_env.engine.drivers import observe_row, prefetch_table, restart_row, step_row
 from thirtyone_env.engine.hands import hand_value2, triple_value2
-from thirtyone_env.jit import INLINE, jit_variants
+from thirtyone_env.jit import INLINE, jit_variants, prefetch_row
 from thirtyone_env.rules import P_DECK_SIZE, P_RANK_OF, P_RANKS, P_SUIT_OF, P_VALUES, Rules
 
 TMAX = 16  # turn columns of the knock table; later turns use the last one
@@ -366,6 +366,7 @@ def _heuristic_turns(lo, hi, states, rngs, decks, eparams, autoreset, eoff, obs,
         if r + 1 < hi:
             prefetch_table(rows[r + 1], states, rngs, decks, eparams, autoreset, eoff, obs, masks, players, rewards,
                            dones, escratch)
+            prefetch_row(out[rows[r + 1]])
         dealt = restart.shape[0] > 0 and restart[b]
         deal, learner_moves, done = dealt, actions.shape[0] > 0 and not dealt, False
         if learner_moves:
