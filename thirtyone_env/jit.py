@@ -36,6 +36,7 @@ INLINE = dict(JIT, inline="always")
 
 PARALLEL_FROM = 256  # rows from which threads pay off (fewer: waking them costs more than the work)
 ROW_CHUNK = 32  # rows per call of the compiled loop in a threaded run
+CACHE_LINE = 64  # bytes: x86-64 and most ARM cores
 
 
 def _threaded(n, *args):
@@ -68,7 +69,7 @@ def prefetch(typingctx, array, index):
 @njit(**INLINE)
 def prefetch_row(row):
     """``prefetch`` every cache line of a contiguous 1-d array."""
-    step = max(64 // row.itemsize, 1)
+    step = max(CACHE_LINE // row.itemsize, 1)
     for i in range(0, row.shape[0], step):
         prefetch(row, i)
 

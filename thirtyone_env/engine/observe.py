@@ -72,7 +72,7 @@ def _observe(s, params, seat, off, out):
         out[off[E.OPP_ON_HONOR] + rel] = s[S_STATUS + other] == ON_HONOR
         out[off[E.OPP_KNOCKED] + rel] = s[S_KNOCKER] == other
         out[off[E.OPP_DEALER] + rel] = s[S_DEALER] == other
-    for rel in range(n - 1):  # the opponents' moves this deal (opponents outside: a modulo costs more than a card)
+    for rel in range(n - 1):  # the opponents' moves this deal (one modulo per opponent, not one per card)
         other = (seat + 1 + rel) % n
         thrown, passed = off[E.OPP_THROWN] + rel * d, off[E.OPP_PASSED] + rel * d
         for i in range(s[S_MOVED_N]):
