@@ -9,7 +9,8 @@ the single-agent and vector envs, and the benchmark.
 | ``pretrained[:PRESET_NP]`` | a shipped policy (``pretrained:scat_2p``; bare: these rules and players) |
 | ``policy:PATH`` | a saved policy (``.safetensors`` or a training checkpoint); PATH may hold colons |
 | ``search[:OPTIONS][:SPEC]`` | ``SearchAgent`` over the agent ``SPEC`` (default: the shipped policy, else heuristic); |
-| | OPTIONS ``samples=64,ms=100,z=0.5`` (worlds per decision, time per decision, keep margin) |
+| | OPTIONS ``samples=64,ms=100,z=0.5,belief=learned`` (worlds per decision, time per decision, keep |
+| | margin, ``learned`` or ``uniform`` belief about the opponents' hidden cards) |
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 from thirtyone_env.rules import Rules
 
 KINDS = ("random", "greedy", "heuristic", "pretrained[:PRESET_NP]", "policy:PATH", "search[:OPTIONS][:SPEC]")
-SEARCH_OPTIONS = {"samples": int, "ms": float, "z": float}
+SEARCH_OPTIONS = {"samples": int, "ms": float, "z": float, "belief": str}
 
 
 def make(spec: str, rules: str | Rules = "scat", num_players: int = 2, seed: int | None = None) -> Any:
@@ -58,7 +59,7 @@ def make(spec: str, rules: str | Rules = "scat", num_players: int = 2, seed: int
 
 
 def _search(arg: str, rules: Rules, num_players: int, seed: int | None) -> Any:
-    """``search[:samples=64,ms=100,z=0.5][:SPEC]``: the options, then the rollout policy's spec."""
+    """``search[:samples=64,ms=100,z=0.5,belief=learned][:SPEC]``: the options, then the rollout policy's spec."""
     from agents.search import SearchAgent
 
     head, _, rest = arg.partition(":")

@@ -32,6 +32,7 @@ import numpy as np
 from numba import njit
 
 from agents.base import BaseAgent
+from agents.belief import BeliefNet
 from thirtyone_env import encoding as E
 from thirtyone_env.actions import KNOCK
 from thirtyone_env.engine import OUT, Tables
@@ -41,6 +42,7 @@ from thirtyone_env.jit import JIT
 from thirtyone_env.rules import Rules
 
 MAX_DECK = 52
+BELIEFS = ("learned", "uniform")  # learned: the shipped BeliefNet where there is one, else uniform
 
 
 # -- the chance to win the match from every seat's lives --------------------------------------
@@ -149,10 +151,12 @@ def win_table(rules: Rules, num_players: int, matches: int = 2000) -> WinTable:
 
 # -- the belief: deal the unseen cards ------------------------------------------------------------
 @njit(**JIT)
-def _deal_worlds(obs, off, params, n, d, samples, seeds, floor2, hands, stocks):
+def _deal_worlds(obs, off, params, n, d, samples, seeds, floor2, weights, hands, stocks):
     """``samples`` guesses per observation of what the seat cannot see; rows ``b * samples + k``.
 
-    Reads the observation only. An opponent who knocked is dealt hands until one is worth at
+    Reads the observation only. Each opponent's unseen cards are drawn one by one with chances
+    proportional to ``weights[b, r]`` over the cards still unplaced (all ones: uniform); the
+    stock is the rest, shuffled. An opponent who knocked is dealt hands until one is worth at
     least ``floor2`` (up to 64 tries; then the best tried).
     """
     for b in range(obs.shape[0]):
@@ -163,57 +167,65 @@ def _deal_worlds(obs, off, params, n, d, samples, seeds, floor2, hands, stocks):
             if o[off[E.HAND] + c] or o[off[E.DISCARD_PILE] + c]:
                 seen[c] = True
         known = np.full((n - 1, 4), -1, np.int64)
+        kept = np.zeros(n - 1, np.int64)
         need = np.zeros(n - 1, np.int64)
         knocker = -1
         for r in range(n - 1):
-            k = 0
             for c in range(d):
                 if o[off[E.OPP_KNOWN] + r * d + c]:
                     seen[c] = True
-                    known[r, k] = c
-                    k += 1
-            need[r] = 3 - k if o[off[E.OPP_IN_PLAY] + r] else 0
+                    known[r, kept[r]] = c
+                    kept[r] += 1
+            need[r] = 3 - kept[r] if o[off[E.OPP_IN_PLAY] + r] else 0
             if o[off[E.OPP_KNOCKED] + r]:
                 knocker = r
-        pool = np.flatnonzero(~seen)
-        best = pool.copy()
+        free = np.zeros(d, np.bool_)
+        dealt = np.full((n - 1, 4), -1, np.int64)
+        best = np.full((n - 1, 4), -1, np.int64)
         for k in range(samples):
             row = b * samples + k
             best_value = -1
-            for attempt in range(64):
-                np.random.shuffle(pool)
+            for _attempt in range(64):
+                for c in range(d):
+                    free[c] = not seen[c]
+                for r in range(n - 1):
+                    dealt[r, :] = known[r, :]
+                    for j in range(need[r]):
+                        total = 0.0
+                        for c in range(d):
+                            if free[c]:
+                                total += weights[b, r, c]
+                        u = np.random.random() * total
+                        pick = -1
+                        for c in range(d):
+                            if free[c]:
+                                pick = c
+                                u -= weights[b, r, c]
+                                if u < 0:
+                                    break
+                        free[pick] = False
+                        dealt[r, kept[r] + j] = pick
                 if knocker < 0 or need[knocker] == 0:
+                    best[:, :] = dealt
                     break
-                hand = known[knocker].copy()
-                at = 0
-                for r in range(knocker):
-                    at += need[r]
-                j = 0
-                for i in range(3):
-                    if hand[i] < 0:
-                        hand[i] = pool[at + j]
-                        j += 1
-                value = hand_value2(hand[0], hand[1], hand[2], params)
+                h = dealt[knocker]
+                value = hand_value2(h[0], h[1], h[2], params)
                 if value > best_value:
                     best_value = value
-                    best[:] = pool
+                    best[:, :] = dealt
                 if value >= floor2:
                     break
-                if attempt == 63:
-                    pool[:] = best
-            at = 0
+            hands[row, :, :] = -1
+            for c in range(d):
+                free[c] = not seen[c]
             for r in range(n - 1):
-                hands[row, r, :] = -1
-                k = 0
-                while k < 4 and known[r, k] >= 0:
-                    hands[row, r, k] = known[r, k]
-                    k += 1
-                for j in range(need[r]):
-                    hands[row, r, k + j] = pool[at + j]
-                at += need[r]
+                for i in range(kept[r] + need[r]):
+                    hands[row, r, i] = best[r, i]
+                    free[best[r, i]] = False
+            rest = np.flatnonzero(free)
+            np.random.shuffle(rest)
             stocks[row, :] = -1
-            for j in range(pool.shape[0] - at):
-                stocks[row, j] = pool[at + j]
+            stocks[row, : rest.shape[0]] = rest
 
 
 # -- the agent ------------------------------------------------------------------------------------------
@@ -233,8 +245,10 @@ class SearchAgent(BaseAgent):
 
     def __init__(self, rules: str | Rules = "scat", num_players: int = 2, seed: int | None = None,
                  policy: Any = None, samples: int = 64, budget_ms: float | None = 100.0, z: float = 0.5,
-                 chunk: int = 16, table_matches: int = 2000, knocks: bool = False):
+                 chunk: int = 16, table_matches: int = 2000, knocks: bool = False, belief: str = "learned"):
         super().__init__(rules, num_players, seed)
+        if belief not in BELIEFS:
+            raise ValueError(f"belief={belief!r} is unknown; allowed: {', '.join(BELIEFS)}")
         for name, value, low in (("samples", samples, 1), ("chunk", chunk, 1), ("table_matches", table_matches, 1)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
                 raise ValueError(f"{name}={value!r} is invalid; allowed: an integer >= {low}")
@@ -245,6 +259,7 @@ class SearchAgent(BaseAgent):
         self.policy = policy if policy is not None else default_policy(self.rules, num_players)
         self.samples, self.chunk, self.budget_ms, self.z = int(samples), int(chunk), budget_ms, float(z)
         self.knocks = bool(knocks)
+        self.belief_net = BeliefNet.pretrained(self.rules, num_players) if belief == "learned" else None
         self.table_matches = int(table_matches)
         self.rng = np.random.default_rng(seed)
         self.name = f"search:{getattr(self.policy, 'name', type(self.policy).__name__)}"
@@ -265,8 +280,12 @@ class SearchAgent(BaseAgent):
         obs = np.ascontiguousarray(obs, np.int8)
         hands = np.empty((len(obs) * samples, self.num_players - 1, 4), np.int64)
         stocks = np.empty((len(obs) * samples, MAX_DECK), np.int64)
+        if self.belief_net is None:
+            weights = np.ones((len(obs), self.num_players - 1, self.deck_size))
+        else:
+            weights = self.belief_net.weights(obs)
         _deal_worlds(obs, self.offsets, self.params, self.num_players, self.deck_size, samples,
-                     np.asarray(seeds, np.int64), self.wins.knock_floor2, hands, stocks)
+                     np.asarray(seeds, np.int64), self.wins.knock_floor2, weights, hands, stocks)
         return hands, stocks
 
     def values(self, obs: np.ndarray, mask: np.ndarray, samples: int, seeds: np.ndarray) -> np.ndarray:
