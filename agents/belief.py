@@ -75,12 +75,13 @@ class BeliefNet:
         [B, n - 1, deck], the opponents' true cards); the gap is what the belief knows."""
         pool = unseen(obs, self.deck_size, self.num_players)[:, None, :]
         target = hands & pool
-        z = np.where(pool, self.logits(obs), -np.inf)
+        z = np.where(pool, self.logits(obs), -1e30)  # finite: a deal may leave no card unplaced
         z = z - z.max(axis=2, keepdims=True)
         logp = z - np.log(np.exp(z).sum(axis=2, keepdims=True))
         cards = target.sum()
         learned = -np.where(target, logp, 0).sum() / cards
-        uniform = (target.sum(axis=2) * np.log(pool.sum(axis=2))).sum() / cards
+        hidden = target.sum(axis=2)  # an opponent with nothing hidden (out, or every card known) adds nothing
+        uniform = (hidden * np.log(np.maximum(pool.sum(axis=2), 1))).sum() / cards
         return float(learned), float(uniform)
 
     # -- files ----------------------------------------------------------------------------------------
