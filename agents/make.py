@@ -9,7 +9,7 @@ the single-agent and vector envs, and the benchmark.
 | ``pretrained[:PRESET_NP]`` | a shipped policy (``pretrained:scat_2p``; bare: these rules and players) |
 | ``policy:PATH`` | a saved policy (``.safetensors`` or a training checkpoint); PATH may hold colons |
 | ``search[:OPTIONS][:SPEC]`` | ``SearchAgent`` over the agent ``SPEC`` (default: the shipped policy, else heuristic); |
-| | OPTIONS ``samples=64,ms=100,z=0.5,belief=learned`` (worlds per decision, time per decision, keep |
+| | OPTIONS ``samples=64,ms=100,z=3,belief=learned`` (worlds per decision, time per decision, keep |
 | | margin, ``learned`` or ``uniform`` belief about the opponents' hidden cards) |
 """
 
@@ -59,7 +59,7 @@ def make(spec: str, rules: str | Rules = "scat", num_players: int = 2, seed: int
 
 
 def _search(arg: str, rules: Rules, num_players: int, seed: int | None) -> Any:
-    """``search[:samples=64,ms=100,z=0.5,belief=learned][:SPEC]``: the options, then the rollout policy's spec."""
+    """``search[:samples=64,ms=100,z=3,belief=learned][:SPEC]``: the options, then the rollout policy's spec."""
     from agents.search import SearchAgent
 
     head, _, rest = arg.partition(":")

@@ -4,8 +4,11 @@ At each decision it
 
 1. **deals the cards it cannot see** ``samples`` ways, from its own observation only
    (``belief``): the unseen cards are the deck minus its hand, the discard pile and the
-   cards opponents are known to hold; an opponent who knocked keeps only hands worth at
-   least what the rollout policy ever knocks with (rejection sampling on the knock);
+   cards opponents are known to hold; each opponent's hidden cards are drawn with the
+   chances a learned belief (``agents.belief.BeliefNet``, which reads the opponents' moves)
+   gives each card, or uniformly (``belief="uniform"``, or no belief shipped for these
+   rules); an opponent who knocked keeps only hands worth at least what the rollout policy
+   ever knocks with (rejection sampling on the knock);
 2. **plays every legal move out** in each dealt world to the end of the deal, with the
    rollout policy (by default the shipped policy of these rules and players, else
    ``HeuristicAgent``) in every seat, its own later moves included; every move is played
@@ -14,7 +17,9 @@ At each decision it
    on-honor status of every seat when the deal ends (``WinTable``, measured by self-play),
    or by the match result if it ended;
 4. **chooses** the move with the best mean score, unless the policy's own move is within
-   ``z`` paired standard errors of it (then it keeps the policy's move). It knocks only where
+   ``z`` paired standard errors of it (then it keeps the policy's move; the default 3 was
+   chosen by ``scripts/search_gain.py``: lower bars depart often and gain nothing
+   resolvable, see docs/strength.md). It knocks only where
    the policy knocks (``knocks=True`` lifts that).
 
 Every table of a batch and every world and move is one batch of ``Tables`` rows, so a
@@ -241,10 +246,12 @@ class SearchAgent(BaseAgent):
     - ``knocks``: let the search knock where the policy does not (default: no; it may still decline
       the policy's knock. A belief read from one observation undervalues opponents' hands, and a
       knock that loses costs most: searched knocks lost 0.12 of win rate, see docs/strength.md).
+    - ``belief``: ``"learned"`` (the shipped ``BeliefNet`` for these rules and players, where there is
+      one, else uniform) or ``"uniform"``.
     """
 
     def __init__(self, rules: str | Rules = "scat", num_players: int = 2, seed: int | None = None,
-                 policy: Any = None, samples: int = 64, budget_ms: float | None = 100.0, z: float = 0.5,
+                 policy: Any = None, samples: int = 64, budget_ms: float | None = 100.0, z: float = 3.0,
                  chunk: int = 16, table_matches: int = 2000, knocks: bool = False, belief: str = "learned"):
         super().__init__(rules, num_players, seed)
         if belief not in BELIEFS:
