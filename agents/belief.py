@@ -19,7 +19,6 @@ import numpy as np
 
 from thirtyone_env import encoding as E
 from thirtyone_env.engine import Tables
-from thirtyone_env.engine.layout import S_HAND_N, S_HANDS
 from thirtyone_env.rules import Rules
 
 BELIEF_FORMAT = "thirtyone-belief/1"
@@ -163,13 +162,13 @@ def collect(rules: str | Rules, num_players: int, samples: int, seed: int = 0,
 def _hands(t: Tables, rows: np.ndarray) -> np.ndarray:
     """The hands of the opponents of each row's player, in the observation's order (bool [R, n - 1, deck])."""
     n, d = t.num_players, t.rules.deck_size
-    states = t._states[rows]
+    hands = t.hands(rows)
     out = np.zeros((len(rows), n - 1, d), bool)
     at = np.arange(len(rows))
     for r in range(n - 1):
         seat = (t.player[rows] + 1 + r) % n
         for k in range(4):
-            card = states[at, S_HANDS + 4 * seat + k]
-            held = (k < states[at, S_HAND_N + seat]) & (card >= 0)
+            card = hands[at, seat, k]
+            held = card >= 0
             out[at[held], r, card[held]] = True
     return out

@@ -40,7 +40,13 @@ def play_to_a_finish(t: Tables, rng: np.random.Generator, limit: int = 5_000) ->
 
 
 def check_views_match_the_tables(t: Tables, counts: np.ndarray) -> None:
+    hands = t.hands()
+    assert hands.shape == (t.num_tables, t.num_players, 4)
+    np.testing.assert_array_equal(t.hands(np.array([t.num_tables - 1, 0])), hands[[-1, 0]])
     for i in range(t.num_tables):
+        for seat in range(t.num_players):
+            held = [int(c) for c in hands[i, seat] if c >= 0]
+            assert held == t.hand(i, seat) and (hands[i, seat, len(held):] == -1).all()
         v = t.view(i)
         assert bool(t.finished[i]) == v.done
         if not v.done:

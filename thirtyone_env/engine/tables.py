@@ -518,6 +518,15 @@ class Tables:
         s = self._states[i]
         return [int(c) for c in s[S_HANDS + 4 * seat : S_HANDS + 4 * seat + s[S_HAND_N + seat]]]
 
+    def hands(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """Every seat's hand at the given tables, -1 past its end (int [R, num_players, 4]; hidden
+        information: for labels of what a player could not see, such as a belief's training targets)."""
+        s = self._states if rows is None else self._states[np.asarray(rows)]
+        n = self.num_players
+        cards = s[:, S_HANDS : S_HANDS + 4 * n].reshape(len(s), n, 4).astype(np.int64)
+        held = np.arange(4)[None, None, :] < s[:, S_HAND_N : S_HAND_N + n, None]
+        return np.where(held, cards, -1)
+
     def stock(self, i: int) -> list[int]:
         """The stock of table ``i``, top first (hidden information)."""
         s = self._states[i]
