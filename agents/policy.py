@@ -16,6 +16,7 @@ from safetensors import safe_open
 from safetensors.torch import save_file
 from torch import nn
 
+from agents.belief import BeliefNet
 from agents.heuristic import HeuristicAgent
 from thirtyone_env import encoding
 from thirtyone_env.rules import Rules
@@ -33,30 +34,78 @@ def layer_init(layer: nn.Linear, std: float = np.sqrt(2), bias: float = 0.0) -> 
     return layer
 
 
+HAND_CARDS = 3  # an opponent's hand whenever the observer decides (RULES.md: every preset deals three)
+
+
+class BeliefInputs(nn.Module):
+    """A frozen ``BeliefNet`` as extra policy inputs: per opponent, the expected number of each card in its
+    hand (1 for a card it is known to hold; its unknown cards spread over the cards the observer cannot
+    place with the belief's chances; 0 for an opponent out of the match). The belief was fitted to real
+    hands by supervised learning, so the policy gets that reading without having to learn it from rewards.
+    Its weights are buffers: saved with the policy, never trained by it."""
+
+    def __init__(self, belief: BeliefNet):
+        super().__init__()
+        d, n = belief.deck_size, belief.num_players
+        self.deck_size, self.opponents, self.num_layers = d, n - 1, len(belief.layers)
+        for i, (w, b) in enumerate(belief.layers):
+            self.register_buffer(f"w{i}", torch.as_tensor(w))
+            self.register_buffer(f"b{i}", torch.as_tensor(b))
+        self.register_buffer("inv_scale", torch.as_tensor(belief.inv_scale))
+        off = encoding.offsets(d, n)
+        self.hand, self.pile = slice(off[encoding.HAND], off[encoding.HAND] + d), \
+            slice(off[encoding.DISCARD_PILE], off[encoding.DISCARD_PILE] + d)
+        self.known = slice(off[encoding.OPP_KNOWN], off[encoding.OPP_KNOWN] + (n - 1) * d)
+        self.in_play = slice(off[encoding.OPP_IN_PLAY], off[encoding.OPP_IN_PLAY] + n - 1)
+
+    @property
+    def size(self) -> int:
+        return self.opponents * self.deck_size
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        x = obs.float() * self.inv_scale
+        for i in range(self.num_layers):
+            x = x @ getattr(self, f"w{i}") + getattr(self, f"b{i}")
+            if i < self.num_layers - 1:
+                x = x.relu()
+        logits = x.view(len(obs), self.opponents, self.deck_size)
+        known = (obs[:, self.known] > 0).view(len(obs), self.opponents, self.deck_size)
+        placed = (obs[:, self.hand] > 0) | (obs[:, self.pile] > 0) | known.any(1)
+        chances = logits.masked_fill(placed[:, None, :], -torch.inf).softmax(-1).nan_to_num(0.0)
+        hidden = (HAND_CARDS - known.sum(-1, keepdim=True)).clamp(min=0) * (obs[:, self.in_play, None] > 0)
+        return (known.float() + hidden * chances).flatten(1)
+
+
 class PolicyNet(nn.Module):
     """Shared trunk, masked policy head and value head over scaled int8 observations.
 
     With ``advice=True`` the policy is residual over an advisor (``HeuristicAgent``):
     its chosen action adds a learned bonus to that action's logit, so the network
-    starts from the advisor's play and learns where to depart from it.
+    starts from the advisor's play and learns where to depart from it. With a ``belief``
+    the trunk also reads ``BeliefInputs`` (what each opponent likely holds).
     """
 
     def __init__(self, obs_dim: int, num_actions: int, obs_scale: np.ndarray, hidden: int = 128,
-                 advice: bool = False):
+                 advice: bool = False, belief: BeliefNet | None = None):
         super().__init__()
         self.obs_dim, self.num_actions, self.hidden, self.advice = obs_dim, num_actions, hidden, advice
         if advice:
             self.advice_weight = nn.Parameter(torch.tensor(3.0))
         self.register_buffer("inv_scale", torch.as_tensor(1.0 / np.asarray(obs_scale, np.float32)))
+        self.belief = BeliefInputs(belief) if belief is not None else None
+        inputs = obs_dim + (self.belief.size if self.belief is not None else 0)
         self.trunk = nn.Sequential(
-            layer_init(nn.Linear(obs_dim, hidden)), nn.ReLU(),
+            layer_init(nn.Linear(inputs, hidden)), nn.ReLU(),
             layer_init(nn.Linear(hidden, hidden)), nn.ReLU(),
         )
         self.actor = layer_init(nn.Linear(hidden, num_actions), std=0.01)
         self.critic = layer_init(nn.Linear(hidden, 1), std=1.0)
 
     def features(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.trunk(obs.float() * self.inv_scale)
+        x = obs.float() * self.inv_scale
+        if self.belief is not None:
+            x = torch.cat([x, self.belief(obs)], 1)
+        return self.trunk(x)
 
     def get_value(self, obs: torch.Tensor) -> torch.Tensor:
         return self.critic(self.features(obs)).squeeze(-1)
@@ -193,9 +242,10 @@ def _read_safetensors(path: Path) -> dict[str, Any]:
     if meta.get("format") != POLICY_FORMAT:
         raise ValueError(f"{path} has policy format {meta.get('format')!r}; this version reads {POLICY_FORMAT!r}")
     meta.setdefault("trained", {})
+    meta.setdefault("belief", False)  # files written before belief inputs existed
     bad = [
         f"{key} is missing" if key not in meta else f"{key}={meta[key]!r} is not {kind.__name__}"
-        for key, kind in {**_METADATA_FIELDS, "trained": dict}.items()
+        for key, kind in {**_METADATA_FIELDS, "trained": dict, "belief": bool}.items()
         if key not in meta or not isinstance(meta[key], kind) or (kind is int and isinstance(meta[key], bool))
     ]
     if bad:
@@ -235,7 +285,8 @@ def save_policy(net: PolicyNet, rules: Rules, num_players: int, dst: str | os.Pa
     trained = trained or {}
     meta = {
         "format": POLICY_FORMAT, "rules": rules.to_dict(), "num_players": num_players, "hidden": net.hidden,
-        "advice": bool(net.advice), "obs_dim": net.obs_dim, "num_actions": net.num_actions,
+        "advice": bool(net.advice), "belief": net.belief is not None, "obs_dim": net.obs_dim,
+        "num_actions": net.num_actions,
         "trained": {key: value.item() if isinstance(value, torch.Tensor) else value for key, value in trained.items()},
     }
     tensors = {key: value.detach().cpu().contiguous() for key, value in net.state_dict().items()}
@@ -259,6 +310,8 @@ def logit_average(nets: list[PolicyNet]) -> PolicyNet:
         if (net.obs_dim, net.num_actions, net.advice) != (first.obs_dim, first.num_actions, first.advice) or \
                 not torch.equal(net.inv_scale, first.inv_scale):
             raise ValueError("logit_average needs policies of one setting (observation, actions, advice)")
+    if any(net.belief is not None for net in nets):
+        raise ValueError("logit_average does not merge policies with belief inputs")
     out = PolicyNet(first.obs_dim, first.num_actions, 1.0 / first.inv_scale.numpy(), sum(n.hidden for n in nets),
                     first.advice)
     for param in out.parameters():
@@ -286,10 +339,11 @@ def net_from_checkpoint(ckpt: dict[str, Any], source: str | os.PathLike | None =
         hidden = int(ckpt["hidden"])
         advice = bool(ckpt.get("advice", False))
         state = ckpt["model"]
+        belief = _belief_from_state(state, rules, n) if ckpt.get("belief", False) else None
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"{where} is missing or has a bad field: {exc}") from None
     scale = encoding.scale(rules.deck_size, n, rules.start_chips * n)
-    net = PolicyNet(encoding.obs_dim(rules.deck_size, n), rules.num_actions, scale, hidden, advice)
+    net = PolicyNet(encoding.obs_dim(rules.deck_size, n), rules.num_actions, scale, hidden, advice, belief)
     try:
         net.load_state_dict(read_first_layout(state, net, encoding.obs_dim_v1(rules.deck_size, n)))
     except (RuntimeError, TypeError, AttributeError, ValueError) as exc:
@@ -299,6 +353,17 @@ def net_from_checkpoint(ckpt: dict[str, Any], source: str | os.PathLike | None =
         ) from None
     net.eval()
     return net, rules, n
+
+
+def _belief_from_state(state: dict[str, Any], rules: Rules, num_players: int) -> BeliefNet:
+    """The frozen belief a policy with belief inputs carries in its weights (``belief.w0``, ``belief.b0``, ...)."""
+    layers, i = [], 0
+    while f"belief.w{i}" in state:
+        layers.append((state[f"belief.w{i}"].numpy(), state[f"belief.b{i}"].numpy()))
+        i += 1
+    if not layers:
+        raise ValueError("it says it reads a belief but holds no belief weights (belief.w0)")
+    return BeliefNet(rules, num_players, layers)
 
 
 def read_first_layout(state: dict[str, Any], net: PolicyNet, first_dim: int) -> dict[str, Any]:

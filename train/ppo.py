@@ -31,6 +31,7 @@ from numba import njit
 from torch import nn, optim
 
 from agents import make as make_agent
+from agents.belief import BeliefNet
 from agents.heuristic import HeuristicAgent
 from agents.policy import CHECKPOINT_FORMAT, PolicyAgent, PolicyNet, load_checkpoint, net_from_checkpoint
 from thirtyone_env.agent import parse_mix
@@ -91,6 +92,9 @@ class Args:
     """hidden units per layer"""
     advice: bool = True
     """residual policy: HeuristicAgent's move gets a learned logit bonus, the network learns departures"""
+    belief_inputs: bool = False
+    """the policy also reads what each opponent likely holds: the shipped belief of these rules and players
+    (agents/belief.py), frozen; with --init-from a policy without them starts with zero weights on them"""
     init_from: str = ""
     """fine-tune: start from this policy (a checkpoint or exported file of the same rules, players and
     advice; --hidden at least its size: a wider net starts as an exact copy) instead of a warm start"""
@@ -221,9 +225,7 @@ class Opponents:
 
     def add_snapshot(self, net: PolicyNet) -> None:
         """Freeze a copy of ``net`` into the pool, dropping the oldest beyond ``pool_size``."""
-        snap = PolicyNet(net.obs_dim, net.num_actions, 1.0 / net.inv_scale.numpy(), net.hidden, net.advice)
-        snap.load_state_dict(net.state_dict())
-        snap.eval()
+        snap = copy.deepcopy(net).eval()
         self.snapshots.append(snap)
         if len(self.snapshots) > self.args.pool_size:
             self.snapshots.pop(0)
@@ -466,11 +468,24 @@ def start_from(net: PolicyNet, args: Args, rules: Rules) -> None:
         )
         if theirs != ours
     ]
+    if source.belief is not None and not args.belief_inputs:
+        mismatches.append("it reads belief inputs, this run does not (pass --belief-inputs true)")
     if source.hidden > args.hidden:
         mismatches.append(f"hidden {source.hidden!r}, this run {args.hidden!r} (a policy can be widened, not narrowed)")
     if mismatches:
         raise ValueError(f"--init-from {args.init_from} does not fit this run: " + "; ".join(mismatches))
     widen_into(net, source)
+
+
+def belief_for(args: Args, rules: Rules) -> BeliefNet | None:
+    """The shipped belief ``--belief-inputs`` asks for, or None."""
+    if not args.belief_inputs:
+        return None
+    belief = BeliefNet.pretrained(rules, args.num_players)
+    if belief is None:
+        raise ValueError(f"--belief-inputs: no belief is shipped for {rules.name} with {args.num_players} players "
+                         f"(agents/pretrained/belief/; train one with scripts/train_belief.py)")
+    return belief
 
 
 @torch.no_grad()
@@ -482,8 +497,12 @@ def widen_into(net: PolicyNet, source: PolicyNet) -> None:
     h = source.hidden
     theirs = source.state_dict()
     for name, param in net.state_dict().items():
+        if name.startswith("belief.") and name not in theirs:
+            continue  # a belief added by this run: its own frozen weights
         src = theirs[name]
-        if name == "trunk.2.weight":
+        if name == "trunk.0.weight":
+            param[:, src.shape[1]:] = 0.0  # belief inputs the source did not read start with zero weights
+        elif name == "trunk.2.weight":
             param[:, h:] = 0.0  # the extra first-layer units feed the second layer nothing
         elif name in ("actor.weight", "critic.weight"):
             param[:, h:] = 0.0  # nor do the extra second-layer units feed the heads
@@ -505,7 +524,8 @@ def evaluate(net: PolicyNet, rules: Rules, args: Args, seed: int) -> dict[str, f
 def policy_payload(args: Args, model: dict[str, torch.Tensor]) -> dict[str, Any]:
     """What ``agents.policy`` reads from a checkpoint: the format, the setting and the weights."""
     return {"format": CHECKPOINT_FORMAT, "rules": Rules.preset(args.preset).to_dict(),
-            "num_players": args.num_players, "hidden": args.hidden, "advice": args.advice, "model": model}
+            "num_players": args.num_players, "hidden": args.hidden, "advice": args.advice,
+            "belief": args.belief_inputs, "model": model}
 
 
 @dataclass
@@ -681,7 +701,7 @@ def train(args: Args, resume: bool = False,
     phase("compiling: the engine's and the opponents' kernels (numba; from its cache after the first run)")
     compiled = compile_watch.seconds
     env = VectorThirtyOne(args.num_envs, args.num_players, rules, seed=args.seed)
-    net = PolicyNet(env.obs_dim, env.num_actions, env.obs_scale, args.hidden, args.advice)
+    net = PolicyNet(env.obs_dim, env.num_actions, env.obs_scale, args.hidden, args.advice, belief_for(args, rules))
     optimizer = optim.Adam(net.parameters(), lr=args.learning_rate, eps=ADAM_EPS)
     opponents = Opponents(args, rules, rng)
     warm_start = args.bc_decisions > 0 and not args.init_from  # a fine-tuned policy needs none
