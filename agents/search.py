@@ -339,8 +339,7 @@ class SearchAgent(BaseAgent):
         start = time.process_time()
         base = np.asarray(self.policy.act_batch(obs, mask), np.int64)
         if not self.knocks:
-            mask = mask.copy()
-            mask[:, KNOCK] &= base == KNOCK
+            mask = knocks_left_to(mask, base)
         if len(obs) == 0:
             return base
         budget = None if self.budget_ms is None else self.budget_ms / 1000 * len(obs)
@@ -363,12 +362,26 @@ class SearchAgent(BaseAgent):
         return choose(np.concatenate(parts, axis=1), base, self.z)
 
 
+def knocks_left_to(mask: np.ndarray, base: np.ndarray) -> np.ndarray:
+    """The moves the search weighs when knocking stays the policy's call: every legal move, but a knock
+    only where the policy (``base``) knocks. A copy; ``mask`` is left as it was."""
+    mask = mask.copy()
+    mask[:, KNOCK] &= base == KNOCK
+    return mask
+
+
+def mean_values(values: np.ndarray) -> np.ndarray:
+    """Each move's mean over the worlds, float [B, num_actions]; NaN for a move not searched (a move is
+    searched in every world or in none)."""
+    searched = ~np.isnan(values[:, 0, :])
+    return np.where(searched, np.nan_to_num(values).mean(axis=1), np.nan)
+
+
 def choose(values: np.ndarray, base: np.ndarray, z: float) -> np.ndarray:
     """The best mean move per row, unless ``base``'s is within ``z`` paired standard errors of it."""
     B, K, _ = values.shape
-    legal = ~np.isnan(values[:, 0, :])  # a move is legal in every world or in none
-    mean = np.where(legal, np.nan_to_num(values).mean(axis=1), -np.inf)
-    best = mean.argmax(axis=1)
+    mean = mean_values(values)
+    best = np.where(np.isnan(mean), -np.inf, mean).argmax(axis=1)
     rows = np.arange(B)
     diff = values[rows, :, best] - values[rows, :, base]  # [B, K]
     gain = diff.mean(axis=1)

@@ -25,8 +25,7 @@ import torch
 
 from agents.make import make
 from agents.policy import PolicyAgent, save_policy
-from agents.search import SearchAgent
-from thirtyone_env.actions import KNOCK
+from agents.search import SearchAgent, knocks_left_to, mean_values
 from thirtyone_env.engine import Tables
 from thirtyone_env.rules import Rules
 
@@ -53,25 +52,22 @@ def collect(preset: str, n: int, decisions: int, seed: int, samples: int, out_pa
             choice = mask[mine].sum(1) > 1
             rows, base = mine[choice], base[choice]
             if rows.size:
-                searched = mask[rows].copy()
-                searched[:, KNOCK] &= base == KNOCK
-                values = search.values(obs[rows], searched, samples, rng.integers(0, 2**31, rows.size))
+                values = search.values(obs[rows], knocks_left_to(mask[rows], base), samples,
+                                       rng.integers(0, 2**31, rows.size))
                 out["obs"].append(obs[rows].copy())
                 out["mask"].append(mask[rows].copy())
                 out["base"].append(base)
-                searched_moves = ~np.isnan(values[:, 0, :])  # a move is valued in every world or in none
-                q = np.where(searched_moves, np.nan_to_num(values).mean(axis=1), np.nan)
-                out["q"].append(q.astype(np.float32))  # NaN where not searched
+                out["q"].append(mean_values(values).astype(np.float32))  # NaN where not searched
                 got += rows.size
+                if len(out["obs"]) % 200 == 0 or got >= decisions:
+                    save(out_path, {key: np.concatenate(parts)[:decisions] for key, parts in out.items()})
+                    print(f"{got:,} decisions in {time.time() - start:.0f} s", flush=True)
         for k, agent in enumerate(kinds):
             rows = np.flatnonzero((t.player != 0) & (kind == k))
             if rows.size:
                 actions[rows] = agent.act_batch(obs[rows], mask[rows])
         obs, mask, _, _, done = t.step(actions)
         kind[done] = (rng.random(done.sum()) < 0.25).astype(int)
-        if len(out["obs"]) % 200 == 0 or got >= decisions:
-            save(out_path, {key: np.concatenate(parts)[:decisions] for key, parts in out.items()})
-            print(f"{got:,} decisions in {time.time() - start:.0f} s", flush=True)
 
 
 def save(path: str, data: dict[str, np.ndarray]) -> None:

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from agents.make import make
-from agents.search import SearchAgent, choose
+from agents.search import SearchAgent, choose, knocks_left_to
 from thirtyone_env.actions import KNOCK
 from thirtyone_env.engine import Tables
 from thirtyone_env.evaluation import win_shares
@@ -125,9 +125,7 @@ def main() -> None:
         for samples in args.samples:
             search = SearchAgent(args.preset, n, seed=1, policy=policy, samples=samples, budget_ms=None,
                                  belief=belief, knocks=args.knocks)
-            allowed = mask.copy()
-            if not args.knocks:
-                allowed[:, KNOCK] &= base == KNOCK
+            allowed = mask if args.knocks else knocks_left_to(mask, base)
             start = time.process_time()
             values = np.concatenate([search.values(obs[i : i + 256], allowed[i : i + 256], samples,
                                                    np.arange(i, min(i + 256, len(obs))) + 7919 * samples)
