@@ -88,20 +88,34 @@ def fit(files: list[str], preset: str, n: int, tau: float, epochs: int, lr: floa
     data = [np.load(f) for f in files]
     obs, mask, base, q = (torch.as_tensor(np.concatenate([d[k] for d in data])) for k in ("obs", "mask", "base", "q"))
     agent = PolicyAgent.pretrained(preset, n)
-    net = agent.net
-    advice = torch.as_tensor(agent.advisor.act_batch(obs.numpy(), mask.numpy())) if agent.advisor else None
+    net, advice = agent.net, advice_for(agent, obs, mask)
     with torch.no_grad():
         target = targets(net.masked_logits(net.features(obs), mask, advice), q, base.long(), tau)
-    changed = (target.argmax(1) != base).float().mean().item()
-    print(f"{len(obs):,} decisions; the target's best move differs from the policy's at {changed:.4f}", flush=True)
+    print(f"{len(obs):,} decisions; the target's best move differs from the policy's at "
+          f"{(target.argmax(1) != base).float().mean().item():.4f}", flush=True)
+    train_towards(agent, obs, mask, base, target, epochs, lr)
+    path = save_policy(net, Rules.preset(preset), n, out, {"distilled_from": len(obs), "tau": tau})
+    print(f"wrote {path}")
+
+
+def advice_for(agent: PolicyAgent, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor | None:
+    """The advisor's moves where the policy is residual over one (its network takes them as input)."""
+    return torch.as_tensor(agent.advisor.act_batch(obs.numpy(), mask.numpy())) if agent.advisor else None
+
+
+def train_towards(agent: PolicyAgent, obs: torch.Tensor, mask: torch.Tensor, base: torch.Tensor,
+                  target: torch.Tensor, epochs: int, lr: float, batch: int = 1024) -> None:
+    """Fit ``agent``'s network to the move distributions ``target`` by cross-entropy (5% held out to report
+    how often it agrees with the target's best move, and how often it leaves the old policy's move)."""
+    net, advice = agent.net, advice_for(agent, obs, mask)
     held = torch.rand(len(obs)) < 0.05
     opt = torch.optim.Adam(net.parameters(), lr=lr)
     net.train()
     for epoch in range(epochs):
         order = torch.randperm(len(obs))
         order = order[~held[order]]
-        for i in range(0, len(order), 1024):
-            rows = order[i : i + 1024]
+        for i in range(0, len(order), batch):
+            rows = order[i : i + batch]
             logp = net.masked_logits(net.features(obs[rows]), mask[rows],
                                      None if advice is None else advice[rows]).log_softmax(-1)
             loss = -(target[rows] * logp.clamp(min=-1e4)).sum(1).mean()
@@ -115,8 +129,6 @@ def fit(files: list[str], preset: str, n: int, tau: float, epochs: int, lr: floa
         print(f"epoch {epoch + 1}: held-out agreement with the target's best move {agree:.4f}, "
               f"leaves the old policy's move at {moved:.4f}", flush=True)
     net.eval()
-    path = save_policy(net, Rules.preset(preset), n, out, {"distilled_from": len(obs), "tau": tau})
-    print(f"wrote {path}")
 
 
 def main() -> None:

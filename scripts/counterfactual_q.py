@@ -1,0 +1,230 @@
+"""Policy improvement from counterfactuals in the true deal: learn what each move is worth over the policy's.
+
+    python scripts/counterfactual_q.py collect --positions 4000000 --seed 1 --out runs/cfq/s1
+    python scripts/counterfactual_q.py fit runs/cfq/s1 runs/cfq/s2 --out runs/cfq/q.pt
+    python scripts/counterfactual_q.py gain runs/cfq/q.pt runs/cfq/held --margin 0 0.005 0.01
+    python scripts/counterfactual_q.py distill runs/cfq/q.pt runs/cfq/s1 --margin 0.01 --out runs/cfq/p.safetensors
+
+``collect`` plays the shipped policy against a 3:1 mix of `HeuristicAgent` and `GreedyAgent` and, at every
+decision of the policy with a choice, plays **every legal move out in the true deal** (the real stock and
+hands) to the deal's end, the policy in its seat and the real opponent in the others, scored by the chance
+to win the match (`WinTable`, as the search scores). All players are deterministic, so each move's value
+in that deal is exact and every move meets the same cards (`scripts/search_gain.py` measures the same
+way). The target of a move is its value minus the policy's move's value.
+
+``fit`` regresses those targets on the observation alone (a network; mean squared error). The hidden
+cards differ between positions that look the same, so a single target is the move's gain in one possible
+deal; the regression averages them into the expected gain given what the player sees, under the deals
+that these players reach: what a search would estimate if its belief were exact and it had unlimited
+worlds. ``gain`` measures a decision rule (leave the policy's move for the best predicted one where it
+gains more than ``margin``) on positions the fit never saw, in the true deal. ``distill`` teaches the
+policy network that rule, so the result plays alone, without search.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from distill_search import train_towards  # noqa: E402
+from search_gain import record, true_values  # noqa: E402
+
+from agents.make import make  # noqa: E402
+from agents.policy import PolicyAgent, save_policy  # noqa: E402
+from agents.search import SearchAgent  # noqa: E402
+from thirtyone_env.rules import Rules  # noqa: E402
+
+OPPONENTS = (("heuristic", 0.75), ("greedy", 0.25))
+
+
+# -- collect --------------------------------------------------------------------------------------------
+def collect(preset: str, n: int, positions: int, seed: int, out: str, chunk: int = 100_000) -> None:
+    """Write chunks of ``chunk`` positions to ``out``/NNNN.npz (a stopped run keeps the finished chunks)."""
+    policy = PolicyAgent.pretrained(preset, n)
+    wins = SearchAgent(preset, n, policy=policy, budget_ms=None).wins
+    Path(out).mkdir(parents=True, exist_ok=True)
+    start, done = time.time(), 0
+    for index in range(-(-positions // chunk)):
+        path = Path(out) / f"{index:04d}.npz"
+        size = min(chunk, positions - done)
+        if path.exists():
+            done += size
+            continue
+        parts = []
+        for k, (name, share) in enumerate(OPPONENTS):
+            s = seed * 1_000_003 + index * 17 + k
+            opponent = make(name, preset, n, seed=s)
+            obs, mask, hands, stocks = record(policy, opponent, preset, n, int(round(size * share)), s, share=1.0)
+            values = true_values(obs, mask, hands, stocks, policy, opponent, preset, n, wins)
+            base = policy.act_batch(obs, mask)
+            gain = values - values[np.arange(len(obs)), base][:, None]
+            parts.append((obs, mask, base, gain))
+        np.savez_compressed(path.with_suffix(".tmp.npz"), obs=np.concatenate([p[0] for p in parts]),
+                            mask=np.concatenate([p[1] for p in parts]),
+                            base=np.concatenate([p[2] for p in parts]).astype(np.int8),
+                            gain=np.concatenate([p[3] for p in parts]).astype(np.float32))
+        path.with_suffix(".tmp.npz").replace(path)
+        done += size
+        print(f"{done:,} positions in {time.time() - start:.0f} s", flush=True)
+
+
+def load(dirs: list[str]) -> dict[str, np.ndarray]:
+    files = sorted(f for d in dirs for f in Path(d).glob("[0-9]*.npz"))
+    if not files:
+        raise SystemExit(f"no chunks in {', '.join(dirs)}")
+    data = [np.load(f) for f in files]
+    return {key: np.concatenate([d[key] for d in data]) for key in ("obs", "mask", "base", "gain")}
+
+
+# -- fit ------------------------------------------------------------------------------------------------
+class GainNet(nn.Module):
+    """Observation -> each move's expected gain over the policy's move (in match-win chance)."""
+
+    def __init__(self, obs_dim: int, num_actions: int, hidden: int = 256):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(obs_dim, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(),
+                                  nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, num_actions))
+
+    def forward(self, obs: torch.Tensor, base: torch.Tensor) -> torch.Tensor:
+        out = self.body(obs.float())
+        return out - out.gather(1, base.long()[:, None])  # the policy's move gains 0 by definition
+
+
+def fit(dirs: list[str], out: str, epochs: int, lr: float, hidden: int, seed: int, batch: int = 4096) -> None:
+    torch.manual_seed(seed)
+    d = load(dirs)
+    obs, base = torch.as_tensor(d["obs"]), torch.as_tensor(d["base"]).long()
+    target = torch.as_tensor(np.nan_to_num(d["gain"], nan=0.0))
+    legal = torch.as_tensor(d["mask"] & ~np.isnan(d["gain"]))
+    net = GainNet(obs.shape[1], target.shape[1], hidden)
+    opt = torch.optim.Adam(net.parameters(), lr=lr)
+    held = torch.rand(len(obs)) < 0.02
+    train_rows = torch.nonzero(~held).squeeze(1)
+    batch = min(batch, len(train_rows))
+    steps = epochs * (len(train_rows) // batch)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, lr, total_steps=steps, pct_start=0.05)
+    print(f"{len(obs):,} positions, {int(legal.sum()):,} move values", flush=True)
+    start = time.time()
+    for epoch in range(epochs):
+        order = train_rows[torch.randperm(len(train_rows))]
+        for i in range(0, len(order) - batch + 1, batch):
+            rows = order[i : i + batch]
+            pred = net(obs[rows], base[rows])
+            loss = ((pred - target[rows]) ** 2 * legal[rows]).sum() / legal[rows].sum()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+        with torch.no_grad():
+            pred = torch.cat([net(obs[held][i : i + 65536], base[held][i : i + 65536])
+                              for i in range(0, int(held.sum()), 65536)])
+            m = legal[held]
+            mse = (((pred - target[held]) ** 2) * m).sum() / m.sum()
+            zero = ((target[held] ** 2) * m).sum() / m.sum()
+        print(f"epoch {epoch + 1}: held-out mse {mse:.6f} (predicting zero: {zero:.6f}), "
+              f"{time.time() - start:.0f} s", flush=True)
+    torch.save({"state": net.state_dict(), "obs_dim": obs.shape[1], "num_actions": target.shape[1],
+                "hidden": hidden}, out)
+    print(f"wrote {out}")
+
+
+def load_gain_net(path: str) -> GainNet:
+    ckpt = torch.load(path, weights_only=True)
+    net = GainNet(ckpt["obs_dim"], ckpt["num_actions"], ckpt["hidden"])
+    net.load_state_dict(ckpt["state"])
+    return net.eval()
+
+
+def improved(net: GainNet, obs: np.ndarray, mask: np.ndarray, base: np.ndarray, margin: float) -> np.ndarray:
+    """The best predicted legal move where it gains more than ``margin`` over ``base``, else ``base``."""
+    out = []
+    with torch.no_grad():
+        for i in range(0, len(obs), 65536):
+            pred = net(torch.as_tensor(obs[i : i + 65536]), torch.as_tensor(base[i : i + 65536]))
+            pred = pred.masked_fill(~torch.as_tensor(mask[i : i + 65536]), -np.inf)
+            best, arg = pred.max(1)
+            out.append(torch.where(best > margin, arg, torch.as_tensor(base[i : i + 65536]).long()).numpy())
+    return np.concatenate(out)
+
+
+def gain(q: str, dirs: list[str], margins: list[float]) -> None:
+    d = load(dirs)
+    net = load_gain_net(q)
+    rows = np.arange(len(d["obs"]))
+    base = d["base"].astype(np.int64)
+    print(f"{len(rows):,} held-out positions; seeing the hidden cards would gain "
+          f"{np.nanmax(d['gain'], 1).mean():+.5f} per decision")
+    for margin in margins:
+        chosen = improved(net, d["obs"], d["mask"], base, margin)
+        g = d["gain"][rows, chosen]
+        print(f"  margin {margin}: departs at {(chosen != base).mean():.4f}, gain per decision "
+              f"{g.mean():+.5f} +- {1.96 * g.std(ddof=1) / np.sqrt(len(g)):.5f}", flush=True)
+
+
+def distill(q: str, dirs: list[str], preset: str, n: int, margin: float, epochs: int, lr: float, out: str,
+            seed: int) -> None:
+    """Fit the shipped policy to the improved rule's moves (cross-entropy to one move per position)."""
+    torch.manual_seed(seed)
+    d = load(dirs)
+    base = d["base"].astype(np.int64)
+    chosen = improved(load_gain_net(q), d["obs"], d["mask"], base, margin)
+    print(f"{len(base):,} positions; the rule leaves the policy's move at {(chosen != base).mean():.4f}", flush=True)
+    agent = PolicyAgent.pretrained(preset, n)
+    target = torch.nn.functional.one_hot(torch.as_tensor(chosen), d["mask"].shape[1]).float()
+    train_towards(agent, torch.as_tensor(d["obs"]), torch.as_tensor(d["mask"]), torch.as_tensor(base), target,
+                  epochs, lr)
+    path = save_policy(agent.net, Rules.preset(preset), n, out, {"counterfactual_q": q, "margin": margin})
+    print(f"wrote {path}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("collect")
+    c.add_argument("--preset", default="scat")
+    c.add_argument("--players", type=int, default=2)
+    c.add_argument("--positions", type=int, default=1_000_000)
+    c.add_argument("--seed", type=int, default=1)
+    c.add_argument("--out", required=True)
+    f = sub.add_parser("fit")
+    f.add_argument("dirs", nargs="+")
+    f.add_argument("--epochs", type=int, default=4)
+    f.add_argument("--lr", type=float, default=1e-3)
+    f.add_argument("--hidden", type=int, default=256)
+    f.add_argument("--seed", type=int, default=0)
+    f.add_argument("--out", required=True)
+    g = sub.add_parser("gain")
+    g.add_argument("q")
+    g.add_argument("dirs", nargs="+")
+    g.add_argument("--margin", type=float, nargs="+", default=[0.0, 0.005, 0.01, 0.02])
+    t = sub.add_parser("distill")
+    t.add_argument("q")
+    t.add_argument("dirs", nargs="+")
+    t.add_argument("--preset", default="scat")
+    t.add_argument("--players", type=int, default=2)
+    t.add_argument("--margin", type=float, default=0.01)
+    t.add_argument("--epochs", type=int, default=2)
+    t.add_argument("--lr", type=float, default=1e-4)
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--out", required=True)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    if args.command == "collect":
+        collect(args.preset, args.players, args.positions, args.seed, args.out)
+    elif args.command == "fit":
+        fit(args.dirs, args.out, args.epochs, args.lr, args.hidden, args.seed)
+    elif args.command == "gain":
+        gain(args.q, args.dirs, args.margin)
+    else:
+        distill(args.q, args.dirs, args.preset, args.players, args.margin, args.epochs, args.lr, args.out, args.seed)
+
+
+if __name__ == "__main__":
+    main()
