@@ -1,9 +1,10 @@
 """Policy improvement from counterfactuals in the true deal: learn what each move is worth over the policy's.
 
-    python scripts/counterfactual_q.py collect --positions 4000000 --seed 1 --out runs/cfq/s1
-    python scripts/counterfactual_q.py fit runs/cfq/s1 runs/cfq/s2 --out runs/cfq/q.pt
-    python scripts/counterfactual_q.py gain runs/cfq/q.pt runs/cfq/held --margin 0 0.005 0.01
-    python scripts/counterfactual_q.py distill runs/cfq/q.pt runs/cfq/s1 --margin 0.01 --out runs/cfq/p.safetensors
+    python scripts/counterfactual_q.py collect --positions 5000000 --seed 1 --out runs/cfq/s1
+    python scripts/counterfactual_q.py fit runs/cfq/s1 --out runs/cfq/q1.pt
+    python scripts/counterfactual_q.py gain runs/cfq/s3 --q runs/cfq/q1.pt runs/cfq/q2.pt --margin 0 0.005 0.01
+    python scripts/counterfactual_q.py distill runs/cfq/s1 runs/cfq/s2 --q runs/cfq/q1.pt runs/cfq/q2.pt \
+        --margin 0.01 --out runs/cfq/p.safetensors
 
 ``collect`` plays the shipped policy against a 3:1 mix of `HeuristicAgent` and `GreedyAgent` and, at every
 decision of the policy with a choice, plays **every legal move out in the true deal** (the real stock and
@@ -44,10 +45,16 @@ from thirtyone_env.rules import Rules  # noqa: E402
 OPPONENTS = (("heuristic", 0.75), ("greedy", 0.25))
 
 
+def base_policy(path: str | None, preset: str, n: int) -> PolicyAgent:
+    """The policy being improved: a policy file, or the shipped one (``None``)."""
+    return PolicyAgent.pretrained(preset, n) if path is None else PolicyAgent.load(path, preset, n)
+
+
 # -- collect --------------------------------------------------------------------------------------------
-def collect(preset: str, n: int, positions: int, seed: int, out: str, chunk: int = 100_000) -> None:
+def collect(policy_path: str | None, preset: str, n: int, positions: int, seed: int, out: str,
+            chunk: int = 100_000) -> None:
     """Write chunks of ``chunk`` positions to ``out``/NNNN.npz (a stopped run keeps the finished chunks)."""
-    policy = PolicyAgent.pretrained(preset, n)
+    policy = base_policy(policy_path, preset, n)
     wins = SearchAgent(preset, n, policy=policy, budget_ms=None).wins
     Path(out).mkdir(parents=True, exist_ok=True)
     start, done = time.time(), 0
@@ -76,7 +83,7 @@ def collect(preset: str, n: int, positions: int, seed: int, out: str, chunk: int
 
 
 def load(dirs: list[str]) -> dict[str, np.ndarray]:
-    files = sorted(f for d in dirs for f in Path(d).glob("[0-9]*.npz"))
+    files = sorted(f for d in dirs for f in Path(d).glob("[0-9][0-9][0-9][0-9].npz"))
     if not files:
         raise SystemExit(f"no chunks in {', '.join(dirs)}")
     data = [np.load(f) for f in files]
@@ -85,25 +92,44 @@ def load(dirs: list[str]) -> dict[str, np.ndarray]:
 
 # -- fit ------------------------------------------------------------------------------------------------
 class GainNet(nn.Module):
-    """Observation -> each move's expected gain over the policy's move (in match-win chance)."""
+    """Observation and the policy's log-probabilities -> each move's expected gain over the policy's move
+    (in match-win chance). The policy's view of the moves tells it where a decision is close."""
 
-    def __init__(self, obs_dim: int, num_actions: int, hidden: int = 256):
+    def __init__(self, obs_scale: np.ndarray, num_actions: int, hidden: int = 256):
         super().__init__()
-        self.body = nn.Sequential(nn.Linear(obs_dim, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(),
-                                  nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, num_actions))
+        self.register_buffer("inv_scale", torch.as_tensor(1.0 / np.asarray(obs_scale, np.float32)))
+        self.num_actions, self.hidden = num_actions, hidden
+        self.body = nn.Sequential(nn.Linear(len(obs_scale) + num_actions, hidden), nn.ReLU(),
+                                  nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(),
+                                  nn.Linear(hidden, num_actions))
 
-    def forward(self, obs: torch.Tensor, base: torch.Tensor) -> torch.Tensor:
-        out = self.body(obs.float())
+    def forward(self, obs: torch.Tensor, logp: torch.Tensor, base: torch.Tensor) -> torch.Tensor:
+        out = self.body(torch.cat([obs.float() * self.inv_scale, logp.float()], 1))
         return out - out.gather(1, base.long()[:, None])  # the policy's move gains 0 by definition
 
 
-def fit(dirs: list[str], out: str, epochs: int, lr: float, hidden: int, seed: int, batch: int = 4096) -> None:
+def policy_logp(agent: PolicyAgent, obs: np.ndarray, mask: np.ndarray, batch: int = 65536) -> torch.Tensor:
+    """The policy's log-probability of every move (illegal ones -20), float16 [N, num_actions]."""
+    net, out = agent.net, []
+    with torch.no_grad():
+        for i in range(0, len(obs), batch):
+            o, m = torch.as_tensor(obs[i : i + batch]), torch.as_tensor(mask[i : i + batch])
+            advice = None if agent.advisor is None else torch.as_tensor(agent.advisor.act_batch(o.numpy(), m.numpy()))
+            logp = net.masked_logits(net.features(o), m, advice).log_softmax(-1)
+            out.append(logp.clamp(min=-20).half())
+    return torch.cat(out)
+
+
+def fit(dirs: list[str], policy_path: str | None, preset: str, n: int, out: str, epochs: int, lr: float,
+        hidden: int, seed: int, batch: int = 4096) -> None:
     torch.manual_seed(seed)
     d = load(dirs)
+    agent = base_policy(policy_path, preset, n)
     obs, base = torch.as_tensor(d["obs"]), torch.as_tensor(d["base"]).long()
+    logp = policy_logp(agent, d["obs"], d["mask"])
     target = torch.as_tensor(np.nan_to_num(d["gain"], nan=0.0))
     legal = torch.as_tensor(d["mask"] & ~np.isnan(d["gain"]))
-    net = GainNet(obs.shape[1], target.shape[1], hidden)
+    net = GainNet(1.0 / agent.net.inv_scale.numpy(), target.shape[1], hidden)
     opt = torch.optim.Adam(net.parameters(), lr=lr)
     held = torch.rand(len(obs)) < 0.02
     train_rows = torch.nonzero(~held).squeeze(1)
@@ -116,114 +142,119 @@ def fit(dirs: list[str], out: str, epochs: int, lr: float, hidden: int, seed: in
         order = train_rows[torch.randperm(len(train_rows))]
         for i in range(0, len(order) - batch + 1, batch):
             rows = order[i : i + batch]
-            pred = net(obs[rows], base[rows])
+            pred = net(obs[rows], logp[rows], base[rows])
             loss = ((pred - target[rows]) ** 2 * legal[rows]).sum() / legal[rows].sum()
             opt.zero_grad()
             loss.backward()
             opt.step()
             sched.step()
         with torch.no_grad():
-            pred = torch.cat([net(obs[held][i : i + 65536], base[held][i : i + 65536])
-                              for i in range(0, int(held.sum()), 65536)])
-            m = legal[held]
-            mse = (((pred - target[held]) ** 2) * m).sum() / m.sum()
-            zero = ((target[held] ** 2) * m).sum() / m.sum()
+            rows = torch.nonzero(held).squeeze(1)
+            pred = torch.cat([net(obs[r], logp[r], base[r]) for r in rows.split(65536)])
+            m = legal[rows]
+            mse = (((pred - target[rows]) ** 2) * m).sum() / m.sum()
+            zero = ((target[rows] ** 2) * m).sum() / m.sum()
         print(f"epoch {epoch + 1}: held-out mse {mse:.6f} (predicting zero: {zero:.6f}), "
               f"{time.time() - start:.0f} s", flush=True)
-    torch.save({"state": net.state_dict(), "obs_dim": obs.shape[1], "num_actions": target.shape[1],
-                "hidden": hidden}, out)
+    torch.save({"state": net.state_dict(), "num_actions": target.shape[1], "hidden": hidden,
+                "obs_scale": 1.0 / agent.net.inv_scale.numpy()}, out)
     print(f"wrote {out}")
 
 
 def load_gain_net(path: str) -> GainNet:
-    ckpt = torch.load(path, weights_only=True)
-    net = GainNet(ckpt["obs_dim"], ckpt["num_actions"], ckpt["hidden"])
+    ckpt = torch.load(path, weights_only=False)
+    net = GainNet(ckpt["obs_scale"], ckpt["num_actions"], ckpt["hidden"])
     net.load_state_dict(ckpt["state"])
     return net.eval()
 
 
-def improved(net: GainNet, obs: np.ndarray, mask: np.ndarray, base: np.ndarray, margin: float) -> np.ndarray:
-    """The best predicted legal move where it gains more than ``margin`` over ``base``, else ``base``."""
+def improved(nets: list[GainNet], logp: torch.Tensor, obs: np.ndarray, mask: np.ndarray, base: np.ndarray,
+             margin: float) -> np.ndarray:
+    """The best predicted legal move where every net predicts it gains more than ``margin`` over ``base``
+    (several nets fitted on different positions: a move one of them overrates by chance is not taken)."""
     out = []
     with torch.no_grad():
         for i in range(0, len(obs), 65536):
-            pred = net(torch.as_tensor(obs[i : i + 65536]), torch.as_tensor(base[i : i + 65536]))
-            pred = pred.masked_fill(~torch.as_tensor(mask[i : i + 65536]), -np.inf)
-            best, arg = pred.max(1)
-            out.append(torch.where(best > margin, arg, torch.as_tensor(base[i : i + 65536]).long()).numpy())
+            o, lp, b = torch.as_tensor(obs[i : i + 65536]), logp[i : i + 65536], torch.as_tensor(base[i : i + 65536])
+            preds = torch.stack([net(o, lp, b) for net in nets])
+            pred = preds.mean(0).masked_fill(~torch.as_tensor(mask[i : i + 65536]), -np.inf)
+            arg = pred.argmax(1)
+            agreed = preds.gather(2, arg[None, :, None].expand(len(nets), -1, 1)).squeeze(2).min(0).values
+            out.append(torch.where(agreed > margin, arg, b.long()).numpy())
     return np.concatenate(out)
 
 
-def gain(q: str, dirs: list[str], margins: list[float]) -> None:
+def gain(qs: list[str], dirs: list[str], policy_path: str | None, preset: str, n: int, margins: list[float]) -> None:
     d = load(dirs)
-    net = load_gain_net(q)
+    nets = [load_gain_net(q) for q in qs]
     rows = np.arange(len(d["obs"]))
     base = d["base"].astype(np.int64)
+    logp = policy_logp(base_policy(policy_path, preset, n), d["obs"], d["mask"])
     print(f"{len(rows):,} held-out positions; seeing the hidden cards would gain "
           f"{np.nanmax(d['gain'], 1).mean():+.5f} per decision")
     for margin in margins:
-        chosen = improved(net, d["obs"], d["mask"], base, margin)
+        chosen = improved(nets, logp, d["obs"], d["mask"], base, margin)
         g = d["gain"][rows, chosen]
         print(f"  margin {margin}: departs at {(chosen != base).mean():.4f}, gain per decision "
               f"{g.mean():+.5f} +- {1.96 * g.std(ddof=1) / np.sqrt(len(g)):.5f}", flush=True)
 
 
-def distill(q: str, dirs: list[str], preset: str, n: int, margin: float, epochs: int, lr: float, out: str,
-            seed: int) -> None:
+def distill(qs: list[str], dirs: list[str], policy_path: str | None, preset: str, n: int, margin: float,
+            epochs: int, lr: float, out: str, seed: int) -> None:
     """Fit the shipped policy to the improved rule's moves (cross-entropy to one move per position)."""
     torch.manual_seed(seed)
     d = load(dirs)
     base = d["base"].astype(np.int64)
-    chosen = improved(load_gain_net(q), d["obs"], d["mask"], base, margin)
+    agent = base_policy(policy_path, preset, n)
+    logp = policy_logp(agent, d["obs"], d["mask"])
+    chosen = improved([load_gain_net(q) for q in qs], logp, d["obs"], d["mask"], base, margin)
     print(f"{len(base):,} positions; the rule leaves the policy's move at {(chosen != base).mean():.4f}", flush=True)
-    agent = PolicyAgent.pretrained(preset, n)
     target = torch.nn.functional.one_hot(torch.as_tensor(chosen), d["mask"].shape[1]).float()
     train_towards(agent, torch.as_tensor(d["obs"]), torch.as_tensor(d["mask"]), torch.as_tensor(base), target,
                   epochs, lr)
-    path = save_policy(agent.net, Rules.preset(preset), n, out, {"counterfactual_q": q, "margin": margin})
+    path = save_policy(agent.net, Rules.preset(preset), n, out, {"counterfactual_q": ",".join(qs), "margin": margin})
     print(f"wrote {path}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--preset", default="scat")
+    common.add_argument("--players", type=int, default=2)
+    common.add_argument("--seed", type=int, default=0)
+    common.add_argument("--policy", default=None, help="policy file to improve (default: the shipped one)")
     sub = parser.add_subparsers(dest="command", required=True)
-    c = sub.add_parser("collect")
-    c.add_argument("--preset", default="scat")
-    c.add_argument("--players", type=int, default=2)
+    c = sub.add_parser("collect", parents=[common])
     c.add_argument("--positions", type=int, default=1_000_000)
-    c.add_argument("--seed", type=int, default=1)
     c.add_argument("--out", required=True)
-    f = sub.add_parser("fit")
+    f = sub.add_parser("fit", parents=[common])
     f.add_argument("dirs", nargs="+")
     f.add_argument("--epochs", type=int, default=4)
     f.add_argument("--lr", type=float, default=1e-3)
     f.add_argument("--hidden", type=int, default=256)
-    f.add_argument("--seed", type=int, default=0)
     f.add_argument("--out", required=True)
-    g = sub.add_parser("gain")
-    g.add_argument("q")
+    g = sub.add_parser("gain", parents=[common])
     g.add_argument("dirs", nargs="+")
+    g.add_argument("--q", nargs="+", required=True, help="gain networks (a move is taken where all agree)")
     g.add_argument("--margin", type=float, nargs="+", default=[0.0, 0.005, 0.01, 0.02])
-    t = sub.add_parser("distill")
-    t.add_argument("q")
+    t = sub.add_parser("distill", parents=[common])
     t.add_argument("dirs", nargs="+")
-    t.add_argument("--preset", default="scat")
-    t.add_argument("--players", type=int, default=2)
+    t.add_argument("--q", nargs="+", required=True)
     t.add_argument("--margin", type=float, default=0.01)
     t.add_argument("--epochs", type=int, default=2)
     t.add_argument("--lr", type=float, default=1e-4)
-    t.add_argument("--seed", type=int, default=0)
     t.add_argument("--out", required=True)
     args = parser.parse_args()
     torch.set_num_threads(1)
     if args.command == "collect":
-        collect(args.preset, args.players, args.positions, args.seed, args.out)
+        collect(args.policy, args.preset, args.players, args.positions, args.seed, args.out)
     elif args.command == "fit":
-        fit(args.dirs, args.out, args.epochs, args.lr, args.hidden, args.seed)
+        fit(args.dirs, args.policy, args.preset, args.players, args.out, args.epochs, args.lr, args.hidden, args.seed)
     elif args.command == "gain":
-        gain(args.q, args.dirs, args.margin)
+        gain(args.q, args.dirs, args.policy, args.preset, args.players, args.margin)
     else:
-        distill(args.q, args.dirs, args.preset, args.players, args.margin, args.epochs, args.lr, args.out, args.seed)
+        distill(args.q, args.dirs, args.policy, args.preset, args.players, args.margin, args.epochs, args.lr,
+                args.out, args.seed)
 
 
 if __name__ == "__main__":

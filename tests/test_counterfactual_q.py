@@ -27,26 +27,32 @@ def script():
 
 def test_gain_net_gives_the_policy_s_move_zero_and_the_rule_keeps_it_below_the_margin(script):
     torch.manual_seed(0)
-    net = script["GainNet"](6, 4, hidden=8).eval()
+    nets = [script["GainNet"](np.ones(6), 4, hidden=8).eval() for _ in range(2)]
     obs = np.random.default_rng(0).integers(-1, 2, (50, 6)).astype(np.int8)
+    logp = torch.randn(50, 4)
     base = np.random.default_rng(1).integers(0, 3, 50)
     with torch.no_grad():
-        pred = net(torch.as_tensor(obs), torch.as_tensor(base))
-    assert torch.all(pred[torch.arange(50), torch.as_tensor(base)] == 0)
+        preds = torch.stack([net(torch.as_tensor(obs), logp, torch.as_tensor(base)) for net in nets])
+    assert torch.all(preds[:, torch.arange(50), torch.as_tensor(base)] == 0)
     mask = np.ones((50, 4), bool)
     mask[:, 3] = False  # never chosen, however it is predicted
-    assert np.array_equal(script["improved"](net, obs, mask, base, margin=1e9), base)
-    free = script["improved"](net, obs, mask, base, margin=-1e9)
-    expected = np.where(mask, pred.numpy(), -np.inf).argmax(1)
-    assert np.array_equal(free, expected) and not np.any(free == 3)
+    improved = script["improved"]
+    assert np.array_equal(improved(nets, logp, obs, mask, base, margin=1e9), base)
+    free = improved(nets, logp, obs, mask, base, margin=-1e9)
+    best = np.where(mask, preds.mean(0).numpy(), -np.inf).argmax(1)
+    assert np.array_equal(free, best) and not np.any(free == 3)
+    at_zero = improved(nets, logp, obs, mask, base, margin=0.0)
+    both = preds.numpy()[:, np.arange(50), best].min(0) > 0
+    assert np.array_equal(at_zero, np.where(both, best, base)), "a move is taken only where every net sees a gain"
+    assert 0 < both.sum() < 50
 
 
 def test_collect_fit_gain_distill(tmp_path, monkeypatch, capsys):
     data, q, out = tmp_path / "d", tmp_path / "q.pt", tmp_path / "p.safetensors"
     for argv in (["collect", "--positions", "200", "--seed", "3", "--out", str(data)],
                  ["fit", str(data), "--epochs", "1", "--hidden", "16", "--out", str(q)],
-                 ["gain", str(q), str(data), "--margin", "0", "1e9"],
-                 ["distill", str(q), str(data), "--margin", "0", "--epochs", "1", "--out", str(out)]):
+                 ["gain", str(data), "--q", str(q), str(q), "--margin", "0", "1e9"],
+                 ["distill", str(data), "--q", str(q), "--margin", "0", "--epochs", "1", "--out", str(out)]):
         monkeypatch.setattr("sys.argv", ["counterfactual_q.py", *argv])
         runpy.run_path(str(SCRIPT), run_name="__main__")
     saved = np.load(data / "0000.npz")
