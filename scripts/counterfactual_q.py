@@ -34,7 +34,7 @@ import torch
 from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from distill_search import train_towards  # noqa: E402
+from distill_search import advice_for, train_towards  # noqa: E402
 from search_gain import record, true_values  # noqa: E402
 
 from agents.make import make  # noqa: E402
@@ -98,7 +98,6 @@ class GainNet(nn.Module):
     def __init__(self, obs_scale: np.ndarray, num_actions: int, hidden: int = 256):
         super().__init__()
         self.register_buffer("inv_scale", torch.as_tensor(1.0 / np.asarray(obs_scale, np.float32)))
-        self.num_actions, self.hidden = num_actions, hidden
         self.body = nn.Sequential(nn.Linear(len(obs_scale) + num_actions, hidden), nn.ReLU(),
                                   nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(),
                                   nn.Linear(hidden, num_actions))
@@ -108,16 +107,31 @@ class GainNet(nn.Module):
         return out - out.gather(1, base.long()[:, None])  # the policy's move gains 0 by definition
 
 
-def policy_logp(agent: PolicyAgent, obs: np.ndarray, mask: np.ndarray, batch: int = 65536) -> torch.Tensor:
-    """The policy's log-probability of every move (illegal ones -20), float16 [N, num_actions]."""
-    net, out = agent.net, []
+def policy_logp(agent: PolicyAgent, obs: np.ndarray, mask: np.ndarray, advice: torch.Tensor | None,
+                batch: int = 65536) -> tuple[torch.Tensor, np.ndarray]:
+    """The policy's log-probability of every move (illegal ones -20), float16 [N, num_actions], and its greedy
+    move (from the full-precision logits); ``advice``: ``advice_for`` these rows."""
+    net, out, greedy = agent.net, [], []
     with torch.no_grad():
         for i in range(0, len(obs), batch):
-            o, m = torch.as_tensor(obs[i : i + batch]), torch.as_tensor(mask[i : i + batch])
-            advice = None if agent.advisor is None else torch.as_tensor(agent.advisor.act_batch(o.numpy(), m.numpy()))
-            logp = net.masked_logits(net.features(o), m, advice).log_softmax(-1)
-            out.append(logp.clamp(min=-20).half())
-    return torch.cat(out)
+            rows = slice(i, i + batch)
+            logits = net.masked_logits(net.features(torch.as_tensor(obs[rows])), torch.as_tensor(mask[rows]),
+                                       None if advice is None else advice[rows])
+            out.append(logits.log_softmax(-1).clamp(min=-20).half())
+            greedy.append(logits.argmax(1).numpy())
+    return torch.cat(out), np.concatenate(greedy)
+
+
+def observed(agent: PolicyAgent, d: dict[str, np.ndarray]) -> tuple[torch.Tensor | None, torch.Tensor]:
+    """The advisor's moves (where the policy has one) and the policy's log-probabilities at ``d``'s positions,
+    which must be the policy's own: its greedy moves are the ``base`` moves the gains were measured against."""
+    advice = advice_for(agent, torch.as_tensor(d["obs"]), torch.as_tensor(d["mask"]))
+    logp, greedy = policy_logp(agent, d["obs"], d["mask"], advice)
+    other = np.flatnonzero(greedy != d["base"])
+    if other.size:
+        raise SystemExit(f"{agent.name} does not play the recorded moves at {other.size:,} of {len(logp):,} positions: "
+                         "they were collected with another policy (pass it as --policy)")
+    return advice, logp
 
 
 def fit(dirs: list[str], policy_path: str | None, preset: str, n: int, out: str, epochs: int, lr: float,
@@ -126,9 +140,9 @@ def fit(dirs: list[str], policy_path: str | None, preset: str, n: int, out: str,
     d = load(dirs)
     agent = base_policy(policy_path, preset, n)
     obs, base = torch.as_tensor(d["obs"]), torch.as_tensor(d["base"]).long()
-    logp = policy_logp(agent, d["obs"], d["mask"])
-    target = torch.as_tensor(np.nan_to_num(d["gain"], nan=0.0))
-    legal = torch.as_tensor(d["mask"] & ~np.isnan(d["gain"]))
+    _, logp = observed(agent, d)
+    target = torch.as_tensor(np.nan_to_num(d["gain"], nan=0.0))  # NaN exactly where a move is illegal
+    legal = torch.as_tensor(d["mask"])
     net = GainNet(1.0 / agent.net.inv_scale.numpy(), target.shape[1], hidden)
     opt = torch.optim.Adam(net.parameters(), lr=lr)
     held = torch.rand(len(obs)) < 0.02
@@ -156,31 +170,30 @@ def fit(dirs: list[str], policy_path: str | None, preset: str, n: int, out: str,
             zero = ((target[rows] ** 2) * m).sum() / m.sum()
         print(f"epoch {epoch + 1}: held-out mse {mse:.6f} (predicting zero: {zero:.6f}), "
               f"{time.time() - start:.0f} s", flush=True)
-    torch.save({"state": net.state_dict(), "num_actions": target.shape[1], "hidden": hidden,
-                "obs_scale": 1.0 / agent.net.inv_scale.numpy()}, out)
+    torch.save({"state": net.state_dict(), "num_actions": target.shape[1], "hidden": hidden}, out)
     print(f"wrote {out}")
 
 
 def load_gain_net(path: str) -> GainNet:
-    ckpt = torch.load(path, weights_only=False)
-    net = GainNet(ckpt["obs_scale"], ckpt["num_actions"], ckpt["hidden"])
+    ckpt = torch.load(path, weights_only=True)  # tensors and ints only: loading runs no code
+    net = GainNet(1.0 / ckpt["state"]["inv_scale"].numpy(), ckpt["num_actions"], ckpt["hidden"])
     net.load_state_dict(ckpt["state"])
     return net.eval()
 
 
 def improved(nets: list[GainNet], logp: torch.Tensor, obs: np.ndarray, mask: np.ndarray, base: np.ndarray,
-             margin: float) -> np.ndarray:
+             margin: float, batch: int = 65536) -> np.ndarray:
     """The best predicted legal move where every net predicts it gains more than ``margin`` over ``base``
     (several nets fitted on different positions: a move one of them overrates by chance is not taken)."""
     out = []
     with torch.no_grad():
-        for i in range(0, len(obs), 65536):
-            o, lp, b = torch.as_tensor(obs[i : i + 65536]), logp[i : i + 65536], torch.as_tensor(base[i : i + 65536])
-            preds = torch.stack([net(o, lp, b) for net in nets])
-            pred = preds.mean(0).masked_fill(~torch.as_tensor(mask[i : i + 65536]), -np.inf)
-            arg = pred.argmax(1)
+        for i in range(0, len(obs), batch):
+            rows = slice(i, i + batch)
+            b = torch.as_tensor(base[rows]).long()
+            preds = torch.stack([net(torch.as_tensor(obs[rows]), logp[rows], b) for net in nets])
+            arg = preds.mean(0).masked_fill(~torch.as_tensor(mask[rows]), -np.inf).argmax(1)
             agreed = preds.gather(2, arg[None, :, None].expand(len(nets), -1, 1)).squeeze(2).min(0).values
-            out.append(torch.where(agreed > margin, arg, b.long()).numpy())
+            out.append(torch.where(agreed > margin, arg, b).numpy())
     return np.concatenate(out)
 
 
@@ -189,7 +202,7 @@ def gain(qs: list[str], dirs: list[str], policy_path: str | None, preset: str, n
     nets = [load_gain_net(q) for q in qs]
     rows = np.arange(len(d["obs"]))
     base = d["base"].astype(np.int64)
-    logp = policy_logp(base_policy(policy_path, preset, n), d["obs"], d["mask"])
+    _, logp = observed(base_policy(policy_path, preset, n), d)
     print(f"{len(rows):,} held-out positions; seeing the hidden cards would gain "
           f"{np.nanmax(d['gain'], 1).mean():+.5f} per decision")
     for margin in margins:
@@ -206,12 +219,12 @@ def distill(qs: list[str], dirs: list[str], policy_path: str | None, preset: str
     d = load(dirs)
     base = d["base"].astype(np.int64)
     agent = base_policy(policy_path, preset, n)
-    logp = policy_logp(agent, d["obs"], d["mask"])
+    advice, logp = observed(agent, d)
     chosen = improved([load_gain_net(q) for q in qs], logp, d["obs"], d["mask"], base, margin)
     print(f"{len(base):,} positions; the rule leaves the policy's move at {(chosen != base).mean():.4f}", flush=True)
     target = torch.nn.functional.one_hot(torch.as_tensor(chosen), d["mask"].shape[1]).float()
-    train_towards(agent, torch.as_tensor(d["obs"]), torch.as_tensor(d["mask"]), torch.as_tensor(base), target,
-                  epochs, lr)
+    train_towards(agent, torch.as_tensor(d["obs"]), torch.as_tensor(d["mask"]), advice, torch.as_tensor(base),
+                  target, epochs, lr)
     path = save_policy(agent.net, Rules.preset(preset), n, out, {"counterfactual_q": ",".join(qs), "margin": margin})
     print(f"wrote {path}")
 

@@ -93,7 +93,7 @@ def fit(files: list[str], preset: str, n: int, tau: float, epochs: int, lr: floa
         target = targets(net.masked_logits(net.features(obs), mask, advice), q, base.long(), tau)
     print(f"{len(obs):,} decisions; the target's best move differs from the policy's at "
           f"{(target.argmax(1) != base).float().mean().item():.4f}", flush=True)
-    train_towards(agent, obs, mask, base, target, epochs, lr)
+    train_towards(agent, obs, mask, advice, base, target, epochs, lr)
     path = save_policy(net, Rules.preset(preset), n, out, {"distilled_from": len(obs), "tau": tau})
     print(f"wrote {path}")
 
@@ -103,11 +103,12 @@ def advice_for(agent: PolicyAgent, obs: torch.Tensor, mask: torch.Tensor) -> tor
     return torch.as_tensor(agent.advisor.act_batch(obs.numpy(), mask.numpy())) if agent.advisor else None
 
 
-def train_towards(agent: PolicyAgent, obs: torch.Tensor, mask: torch.Tensor, base: torch.Tensor,
-                  target: torch.Tensor, epochs: int, lr: float, batch: int = 1024) -> None:
-    """Fit ``agent``'s network to the move distributions ``target`` by cross-entropy (5% held out to report
-    how often it agrees with the target's best move, and how often it leaves the old policy's move)."""
-    net, advice = agent.net, advice_for(agent, obs, mask)
+def train_towards(agent: PolicyAgent, obs: torch.Tensor, mask: torch.Tensor, advice: torch.Tensor | None,
+                  base: torch.Tensor, target: torch.Tensor, epochs: int, lr: float, batch: int = 1024) -> None:
+    """Fit ``agent``'s network (``advice``: ``advice_for`` these rows) to the move distributions ``target`` by
+    cross-entropy (5% held out to report how often it agrees with the target's best move, and how often it
+    leaves the old policy's move)."""
+    net = agent.net
     held = torch.rand(len(obs)) < 0.05
     opt = torch.optim.Adam(net.parameters(), lr=lr)
     net.train()

@@ -68,6 +68,16 @@ def test_collect_fit_gain_distill(tmp_path, monkeypatch, capsys):
     obs, mask, _ = t.reset()
     assert np.all(mask[np.arange(16), policy.act_batch(obs, mask)])
 
+    other = tmp_path / "other"  # the same positions, as if another policy had chosen some base moves
+    other.mkdir()
+    chunk = dict(saved)
+    chunk["base"] = np.where(rows < 3, np.argmax(saved["mask"] & (np.arange(56) != saved["base"][:, None]), 1),
+                             saved["base"]).astype(np.int8)
+    np.savez(other / "0000.npz", **chunk)
+    monkeypatch.setattr("sys.argv", ["counterfactual_q.py", "fit", str(other), "--out", str(tmp_path / "x.pt")])
+    with pytest.raises(SystemExit, match="does not play the recorded moves at 3 of 200 positions"):
+        runpy.run_path(str(SCRIPT), run_name="__main__")
+
 
 def test_a_move_s_gain_is_its_value_in_the_true_deal(script):
     """Replaying one recorded position by hand, with the stock and the opponent's hand it had, gives the
