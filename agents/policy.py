@@ -300,6 +300,14 @@ def save_policy(net: PolicyNet, rules: Rules, num_players: int, dst: str | os.Pa
     return dst
 
 
+def lineage(path: str | os.PathLike, step: str) -> dict[str, Any]:
+    """The training record of the policy file at ``path`` with ``step`` added: a policy improved from a
+    shipped one keeps the decisions that trained it and says what was done to it since."""
+    trained = dict(load_checkpoint(path).get("trained") or {})
+    trained["then"] = f"{trained['then']}; {step}" if trained.get("then") else step
+    return trained
+
+
 @torch.no_grad()
 def logit_average(nets: list[PolicyNet]) -> PolicyNet:
     """One network that computes the mean of ``nets``' logits and values exactly: their trunks side by

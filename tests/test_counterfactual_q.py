@@ -12,7 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from agents.make import make  # noqa: E402
-from agents.policy import PolicyAgent  # noqa: E402
+from agents.policy import PRETRAINED_DIR, PolicyAgent, load_checkpoint  # noqa: E402
 from agents.search import SearchAgent  # noqa: E402
 from thirtyone_env.engine import Tables  # noqa: E402
 from thirtyone_env.evaluation import win_shares  # noqa: E402
@@ -64,6 +64,11 @@ def test_collect_fit_gain_distill(tmp_path, monkeypatch, capsys):
     assert (saved["gain"][saved["mask"]] != 0).any(), "some moves change the deal's outcome"
     assert "margin 1000000000.0: departs at 0.0000, gain per decision +0.00000" in capsys.readouterr().out
     policy = PolicyAgent.load(out)
+    trained = load_checkpoint(out)["trained"]
+    shipped = load_checkpoint(PRETRAINED_DIR / "scat_2p.safetensors")["trained"]
+    assert trained["decisions"] == shipped["decisions"], "an improved policy keeps the decisions that trained it"
+    step = "scripts/counterfactual_q.py: 200 positions, 1 gain net, margin 0.0, distilled 1 epochs"
+    assert trained["then"] == f"{shipped['then']}; {step}", "and says what was done to it since"
     t = Tables(16, 2, "scat", seed=1)
     obs, mask, _ = t.reset()
     assert np.all(mask[np.arange(16), policy.act_batch(obs, mask)])

@@ -10,7 +10,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from agents.policy import PolicyAgent  # noqa: E402
+from agents.policy import PolicyAgent, load_checkpoint  # noqa: E402
 from thirtyone_env.engine import Tables  # noqa: E402
 
 SCRIPT = pathlib.Path(__file__).parents[1] / "scripts" / "distill_search.py"
@@ -39,6 +39,8 @@ def test_collect_then_fit_writes_a_policy_that_plays(tmp_path, monkeypatch):
     q_base = saved["q"][np.arange(40), saved["base"]]
     assert np.all(np.isfinite(q_base)) and np.all((q_base >= 0) & (q_base <= 1)), "the policy's move is always valued"
     policy = PolicyAgent.load(out)
+    trained = load_checkpoint(out)["trained"]
+    assert trained["decisions"] > 0 and "scripts/distill_search.py: 40 searched decisions" in trained["then"]
     t = Tables(16, 2, "scat", seed=1)
     obs, mask, _ = t.reset()
     actions = policy.act_batch(obs, mask)
