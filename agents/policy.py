@@ -274,8 +274,12 @@ def export_policy(src: str | os.PathLike, dst: str | os.PathLike) -> Path:
     src = Path(src)
     ckpt = load_checkpoint(src)
     net, rules, n = net_from_checkpoint(ckpt, source=src)
-    trained = ckpt.get("trained") or {key: ckpt[key] for key in ("decisions", "elapsed") if key in ckpt}
-    return save_policy(net, rules, n, dst, trained)
+    return save_policy(net, rules, n, dst, training_record(ckpt))
+
+
+def training_record(ckpt: dict[str, Any]) -> dict[str, Any]:
+    """What trained a loaded file: a policy file's ``trained`` metadata, or a training checkpoint's counts."""
+    return dict(ckpt.get("trained") or {key: ckpt[key] for key in ("decisions", "elapsed") if key in ckpt})
 
 
 def save_policy(net: PolicyNet, rules: Rules, num_players: int, dst: str | os.PathLike,
@@ -300,10 +304,10 @@ def save_policy(net: PolicyNet, rules: Rules, num_players: int, dst: str | os.Pa
     return dst
 
 
-def lineage(path: str | os.PathLike, step: str) -> dict[str, Any]:
-    """The training record of the policy file at ``path`` with ``step`` added: a policy improved from a
-    shipped one keeps the decisions that trained it and says what was done to it since."""
-    trained = dict(load_checkpoint(path).get("trained") or {})
+def lineage(trained: dict[str, Any], step: str) -> dict[str, Any]:
+    """A training record (``PolicyAgent.trained``) with ``step`` added: a policy improved from a shipped
+    one keeps the decisions that trained it and says what was done to it since."""
+    trained = dict(trained)
     trained["then"] = f"{trained['then']}; {step}" if trained.get("then") else step
     return trained
 
@@ -408,17 +412,21 @@ class PolicyAgent:
                 f"{self.rules.name} with {num_players} players needs {expected}, {self.rules.num_actions}"
             )
         self.advisor = HeuristicAgent(self.rules, num_players) if net.advice else None
+        self.trained: dict[str, Any] = {}  # the loaded file's training record (``lineage`` extends it)
 
     @classmethod
     def load(cls, path: str | os.PathLike, rules: str | Rules | None = None, num_players: int | None = None,
              greedy: bool = True) -> PolicyAgent:
         """Load a checkpoint; ``rules``/``num_players``, if given, must match what it was trained for."""
-        net, trained_rules, trained_n = net_from_checkpoint(load_checkpoint(path), source=path)
+        ckpt = load_checkpoint(path)
+        net, trained_rules, trained_n = net_from_checkpoint(ckpt, source=path)
         if num_players is not None and num_players != trained_n:
             raise ValueError(f"{path} was trained for {trained_n} players, not {num_players}")
         if rules is not None and Rules.resolve(rules) != trained_rules:
             raise ValueError(f"{path} was trained for rules {trained_rules.name!r}, not {Rules.resolve(rules).name!r}")
-        return cls(net, trained_rules, trained_n, greedy=greedy, name=f"policy:{path}")
+        agent = cls(net, trained_rules, trained_n, greedy=greedy, name=f"policy:{path}")
+        agent.trained = training_record(ckpt)
+        return agent
 
     @classmethod
     def pretrained(cls, preset: str = "scat", num_players: int = 2, greedy: bool = True) -> PolicyAgent:

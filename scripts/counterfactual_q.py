@@ -38,7 +38,7 @@ from distill_search import advice_for, train_towards  # noqa: E402
 from search_gain import record, true_values  # noqa: E402
 
 from agents.make import make  # noqa: E402
-from agents.policy import PRETRAINED_DIR, PolicyAgent, lineage, save_policy  # noqa: E402
+from agents.policy import PolicyAgent, lineage, save_policy  # noqa: E402
 from agents.search import SearchAgent  # noqa: E402
 from thirtyone_env.rules import Rules  # noqa: E402
 
@@ -48,10 +48,6 @@ OPPONENTS = (("heuristic", 0.75), ("greedy", 0.25))
 def base_policy(path: str | None, preset: str, n: int) -> PolicyAgent:
     """The policy being improved: a policy file, or the shipped one (``None``)."""
     return PolicyAgent.pretrained(preset, n) if path is None else PolicyAgent.load(path, preset, n)
-
-
-def base_file(path: str | None, preset: str, n: int) -> Path:
-    return PRETRAINED_DIR / f"{preset}_{n}p.safetensors" if path is None else Path(path)
 
 
 # -- collect --------------------------------------------------------------------------------------------
@@ -231,7 +227,7 @@ def distill(qs: list[str], dirs: list[str], policy_path: str | None, preset: str
                   target, epochs, lr)
     nets = f"{len(qs)} gain net" + "s" * (len(qs) > 1)
     step = f"scripts/counterfactual_q.py: {len(base):,} positions, {nets}, margin {margin}, distilled {epochs} epochs"
-    path = save_policy(agent.net, Rules.preset(preset), n, out, lineage(base_file(policy_path, preset, n), step))
+    path = save_policy(agent.net, Rules.preset(preset), n, out, lineage(agent.trained, step))
     print(f"wrote {path}")
 
 

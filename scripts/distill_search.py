@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from agents.make import make
-from agents.policy import PRETRAINED_DIR, PolicyAgent, lineage, save_policy
+from agents.policy import PolicyAgent, lineage, save_policy
 from agents.search import SearchAgent, knocks_left_to, mean_values
 from thirtyone_env.engine import Tables
 from thirtyone_env.rules import Rules
@@ -95,8 +95,7 @@ def fit(files: list[str], preset: str, n: int, tau: float, epochs: int, lr: floa
           f"{(target.argmax(1) != base).float().mean().item():.4f}", flush=True)
     train_towards(agent, obs, mask, advice, base, target, epochs, lr)
     step = f"scripts/distill_search.py: {len(obs):,} searched decisions, tau {tau}, {epochs} epochs"
-    path = save_policy(net, Rules.preset(preset), n, out,
-                       lineage(PRETRAINED_DIR / f"{preset}_{n}p.safetensors", step))
+    path = save_policy(net, Rules.preset(preset), n, out, lineage(agent.trained, step))
     print(f"wrote {path}")
 
 
