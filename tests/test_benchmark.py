@@ -172,11 +172,12 @@ def test_report_builds_tables_intervals_and_plots(tmp_path):
                           "target": "policy:runs/alpha-s1/policy.safetensors", "decisions": 10, "win_rate": 0.7,
                           "ci_low": 0.65, "ci_high": 0.75, "matches": 100, "provenance": {}},
                          results / "exploit" / "x.json")
-    out = benchmark.report(results, tmp_path / "leaderboard.md", tmp_path / "plots")
+    out = benchmark.report(results, tmp_path / "leaderboard.md", tmp_path / "plots", reps=200)
     text = out.read_text()
     assert "## `scat-2p-vs-heuristic-v0`" in text and "Probability of improvement" in text
     assert "| **alpha** | 3 | 0.620 [" in text  # the IQM of 0.61, 0.62, 0.63 (three runs: their mean)
     assert "0.700 [0.650, 0.750]" in text  # the exploitability column
+    assert "200 resamples" in text  # the bootstrap size asked for, stated beside the intervals
     assert (tmp_path / "plots" / "iqm.png").is_file()
     assert (tmp_path / "plots" / "curves_scat-2p-selfplay-v0.png").is_file()
 
@@ -197,7 +198,7 @@ def test_report_shows_each_tasks_latest_version_only(tmp_path):
     for name, score in (("scat-2p-selfplay-v0", 0.2), ("scat-2p-selfplay-v1", 0.45)):
         for seed in (1, 2):
             benchmark.write_json(fake_result(get_task(name), "alpha", seed, score), results / name / f"a-s{seed}.json")
-    text = benchmark.report(results, tmp_path / "leaderboard.md", tmp_path / "plots").read_text()
+    text = benchmark.report(results, tmp_path / "leaderboard.md", tmp_path / "plots", reps=200).read_text()
     assert "## `scat-2p-selfplay-v1`" in text and "`scat-2p-selfplay-v0`" not in text
     assert "2 results of earlier versions stay in the folder" in text
     assert "2 minutes of training wall clock" in text

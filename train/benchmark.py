@@ -443,6 +443,8 @@ def add_parser(sub: Any) -> None:
     rp.add_argument("--results", type=Path, default=RESULTS_DIR)
     rp.add_argument("--out", type=Path, default=LEADERBOARD, help=f"Markdown file (default {LEADERBOARD})")
     rp.add_argument("--plots", type=Path, default=PLOTS_DIR, help=f"PNG folder (default {PLOTS_DIR})")
+    rp.add_argument("--bootstrap-reps", type=int, default=BOOTSTRAP_REPS,
+                    help=f"stratified-bootstrap resamples per interval (default {BOOTSTRAP_REPS})")
 
 
 def command(ns: Any) -> int:
@@ -461,7 +463,7 @@ def command(ns: Any) -> int:
               f"(win rate against {data['task']['score_opponent']})")
         print(Evaluation.from_dict(data["evaluation"]).table())
         return 0
-    path = report(ns.results, ns.out, ns.plots)
+    path = report(ns.results, ns.out, ns.plots, ns.bootstrap_reps)
     print(f"leaderboard: {path}")
     return 0
 
@@ -512,7 +514,7 @@ def _exploit_for(agent: str, task: str, exploits: list[dict[str, Any]]) -> dict[
 
 
 def task_table(task: dict[str, Any], runs: list[dict[str, Any]], refs: list[dict[str, Any]],
-               exploits: list[dict[str, Any]]) -> tuple[list[str], dict[str, np.ndarray]]:
+               exploits: list[dict[str, Any]], reps: int = BOOTSTRAP_REPS) -> tuple[list[str], dict[str, np.ndarray]]:
     """One task's Markdown table (learned entries: IQM over seeds; reference rows: one deterministic run)
     and each learned entry's final scores (for the plots)."""
     opponents = task["eval_opponents"]
@@ -527,7 +529,7 @@ def task_table(task: dict[str, Any], runs: list[dict[str, Any]], refs: list[dict
     scores = {algo: np.array([r["score"] for r in sorted(rs, key=lambda r: r["seed"])])
               for algo, rs in by_algo.items()}
     multi = {a: s[:, None] for a, s in scores.items() if len(s) > 1}
-    iqm = iqm_intervals(multi) if multi else {}
+    iqm = iqm_intervals(multi, reps) if multi else {}
     for algo, rs in sorted(by_algo.items(), key=lambda kv: -float(np.mean(scores[kv[0]]))):
         if algo in iqm:
             score = _fmt(*iqm[algo])
@@ -559,7 +561,7 @@ def task_table(task: dict[str, Any], runs: list[dict[str, Any]], refs: list[dict
     return lines, scores
 
 
-def aggregate_section(entries: list[dict[str, Any]], tasks: list[str]) -> list[str]:
+def aggregate_section(entries: list[dict[str, Any]], tasks: list[str], reps: int = BOOTSTRAP_REPS) -> list[str]:
     """IQM over every run of the tasks with several seeds, and the probability of improvement between entries."""
     runs = [e for e in entries if e["kind"] == "learned" and e["task"]["name"] in tasks]
     algos = sorted({e["entry"] for e in runs})
@@ -571,9 +573,9 @@ def aggregate_section(entries: list[dict[str, Any]], tasks: list[str]) -> list[s
             matrices[algo] = np.array([s[:n] for s in per_task]).T  # (runs, tasks)
     if len(matrices) < 1:
         return []
-    iqm = iqm_intervals(matrices)
+    iqm = iqm_intervals(matrices, reps)
     lines = [f"IQM over all runs of {', '.join(f'`{t}`' for t in tasks)} (runs x tasks, stratified bootstrap "
-             f"over runs within each task, {BOOTSTRAP_REPS} resamples):", "",
+             f"over runs within each task, {reps} resamples):", "",
              "| entry | runs x tasks | IQM win rate (95% CI) |", "|---|---|---|"]
     for algo, (x, lo, hi) in sorted(iqm.items(), key=lambda kv: -kv[1][0]):
         lines.append(f"| **{algo}** | {matrices[algo].shape[0]} x {matrices[algo].shape[1]} | {_fmt(x, lo, hi)} |")
@@ -584,12 +586,12 @@ def aggregate_section(entries: list[dict[str, Any]], tasks: list[str]) -> list[s
                   "with its 95% stratified-bootstrap interval:", "",
                   "| P(row > column) | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
         for a in names:
-            cells = [("" if a == b else _fmt(*improvement_probability(matrices[a], matrices[b]))) for b in names]
+            cells = [("" if a == b else _fmt(*improvement_probability(matrices[a], matrices[b], reps))) for b in names]
             lines.append(f"| **{a}** | " + " | ".join(cells) + " |")
     return lines
 
 
-def plot_task(task: dict[str, Any], runs: list[dict[str, Any]], path: Path) -> Path:
+def plot_task(task: dict[str, Any], runs: list[dict[str, Any]], path: Path, reps: int = BOOTSTRAP_REPS) -> Path:
     """Learning curves (IQM over seeds with 95% bands) against decisions and against training wall clock."""
     import matplotlib
 
@@ -608,7 +610,7 @@ def plot_task(task: dict[str, Any], runs: list[dict[str, Any]], path: Path) -> P
         decisions = np.mean([[p["decisions"] for p in r["curve"][:k]] for r in rs], axis=0) / 1e6
         minutes = np.median([[p["seconds"] for p in r["curve"][:k]] for r in rs], axis=0) / 60
         if len(rs) > 1:
-            mid, lo, hi = curve_intervals(win)
+            mid, lo, hi = curve_intervals(win, reps)
         else:
             mid = win[0]
             lo = np.array([p["ci_low"] for p in rs[0]["curve"][:k]])
@@ -657,8 +659,10 @@ def plot_iqm(rows: list[tuple[str, str, float, float, float]], path: Path) -> Pa
     return path
 
 
-def report(results: Path = RESULTS_DIR, out: Path = LEADERBOARD, plots: Path = PLOTS_DIR) -> Path:
-    """Write the leaderboard Markdown and its plots from the results folder; returns the Markdown path."""
+def report(results: Path = RESULTS_DIR, out: Path = LEADERBOARD, plots: Path = PLOTS_DIR,
+           reps: int = BOOTSTRAP_REPS) -> Path:
+    """Write the leaderboard Markdown and its plots from the results folder (``reps`` bootstrap resamples per
+    interval); returns the Markdown path."""
     entries, exploits = collect(results)
     if not entries:
         raise ValueError(f"no results in {results}: run `thirtyone benchmark run` or `benchmark evaluate --save`")
@@ -685,23 +689,23 @@ def report(results: Path = RESULTS_DIR, out: Path = LEADERBOARD, plots: Path = P
         task = mine[0]["task"]
         runs = [e for e in mine if e["kind"] == "learned"]
         refs = [e for e in mine if e["kind"] == "reference"]
-        table, scores = task_table(task, runs, refs, exploits)
+        table, scores = task_table(task, runs, refs, exploits, reps)
         lines += [f"## `{name}`", "", f"{task['preset']}, {task['num_players']} players; trains against: "
                   f"{', '.join(task['train_against']) or 'itself only (self-play)'}; budget: {_budget(task)}; "
                   f"{task['matches']:,} evaluation matches per opponent, seed {task['seed']}.",
                   "", *table, ""]
         if runs:
-            png = plot_task(task, runs, Path(plots) / f"curves_{name}.png")
+            png = plot_task(task, runs, Path(plots) / f"curves_{name}.png", reps)
             lines += [f"![learning curves {name}]({rel}/{png.name})", ""]
         multi = {a: s[:, None] for a, s in scores.items() if len(s) > 1}
-        iqm = iqm_intervals(multi) if multi else {}
+        iqm = iqm_intervals(multi, reps) if multi else {}
         for algo, s in scores.items():
             x, lo, hi = iqm.get(algo, (float(s[0]), float(s[0]), float(s[0])))
             iqm_rows.append((name, algo, x, lo, hi))
     multi_seed = [t for t in tasks if any(
         sum(e["entry"] == a and e["task"]["name"] == t for e in entries) > 1
         for a in {e["entry"] for e in entries if e["kind"] == "learned"})]
-    aggregate = aggregate_section(entries, multi_seed)
+    aggregate = aggregate_section(entries, multi_seed, reps)
     if aggregate:
         lines += ["## Aggregate over the multi-seed tasks", "", *aggregate, ""]
     if iqm_rows:
