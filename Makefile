@@ -31,7 +31,7 @@ demo: setup
 	  --out runs/demo-$$(date +%Y%m%d-%H%M%S)
 
 test: setup
-	$(PY) -m pytest -n 2 --dist loadgroup tests
+	$(PY) -m pytest -n 2 tests
 
 PRETRAINED ?= scat:2:15 scat:3:15 scat:4:15 swedish:2:10 swedish-chips:2:10 italian:2:10 russian:2:10 \
   swedish:3:5 swedish-chips:3:5 italian:3:5 russian:3:5 swedish:4:5 swedish-chips:4:5 italian:4:5 russian:4:5 \

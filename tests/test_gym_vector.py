@@ -23,10 +23,6 @@ from thirtyone_env.gym_vector import ThirtyOneVectorEnv
 from thirtyone_env.rules import Rules
 from thirtyone_env.wrappers import SingleAgentEnv
 
-# under `pytest -n 2 --dist loadgroup` (make test) this file runs on one worker: the whole-turn heuristic kernel it
-# needs first takes minutes to compile, and two workers starting on it at once would both compile it
-pytestmark = pytest.mark.xdist_group("gym_vector")
-
 
 def make(num_envs: int = 4, **kwargs) -> gym.vector.VectorEnv:
     return gym.make_vec("ThirtyOne-v0", num_envs=num_envs, vectorization_mode="vector_entry_point", **kwargs)
