@@ -178,6 +178,8 @@ def test_report_builds_tables_intervals_and_plots(tmp_path):
     assert "| **alpha** | 3 | 0.620 [" in text  # the IQM of 0.61, 0.62, 0.63 (three runs: their mean)
     assert "0.700 [0.650, 0.750]" in text  # the exploitability column
     assert "200 resamples" in text  # the bootstrap size asked for, stated beside the intervals
+    with pytest.raises(ValueError, match="bootstrap resamples must be >= 1, got 0"):
+        benchmark.report(results, tmp_path / "other.md", tmp_path / "plots", reps=0)
     assert (tmp_path / "plots" / "iqm.png").is_file()
     assert (tmp_path / "plots" / "curves_scat-2p-selfplay-v0.png").is_file()
 

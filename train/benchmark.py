@@ -663,6 +663,8 @@ def report(results: Path = RESULTS_DIR, out: Path = LEADERBOARD, plots: Path = P
            reps: int = BOOTSTRAP_REPS) -> Path:
     """Write the leaderboard Markdown and its plots from the results folder (``reps`` bootstrap resamples per
     interval); returns the Markdown path."""
+    if reps < 1:
+        raise ValueError(f"bootstrap resamples must be >= 1, got {reps}")
     entries, exploits = collect(results)
     if not entries:
         raise ValueError(f"no results in {results}: run `thirtyone benchmark run` or `benchmark evaluate --save`")
