@@ -514,9 +514,10 @@ def _exploit_for(agent: str, task: str, exploits: list[dict[str, Any]]) -> dict[
 
 
 def task_table(task: dict[str, Any], runs: list[dict[str, Any]], refs: list[dict[str, Any]],
-               exploits: list[dict[str, Any]], reps: int = BOOTSTRAP_REPS) -> tuple[list[str], dict[str, np.ndarray]]:
+               exploits: list[dict[str, Any]], reps: int = BOOTSTRAP_REPS
+               ) -> tuple[list[str], dict[str, tuple[float, float, float]]]:
     """One task's Markdown table (learned entries: IQM over seeds; reference rows: one deterministic run)
-    and each learned entry's final scores (for the plots)."""
+    and each learned entry's score with its bootstrap interval, for the IQM plot (one run: its score alone)."""
     opponents = task["eval_opponents"]
     has_exploit = any(x["task"] == task["name"] for x in exploits)
     head = (["entry", "runs", f"score: win rate vs {task['score_opponent']} (IQM, 95% CI)"]
@@ -558,7 +559,7 @@ def task_table(task: dict[str, Any], runs: list[dict[str, Any]], refs: list[dict
             cols.append(_fmt(x["win_rate"], x["ci_low"], x["ci_high"]) if x else "")
         lines.append(f"| `{ref['entry']}` (reference) | 1 | {_fmt(row.win_rate, row.ci_low, row.ci_high)} "
                      f"(Wilson) | " + " | ".join(cols) + " | | | |")
-    return lines, scores
+    return lines, {a: iqm.get(a, (float(s[0]),) * 3) for a, s in scores.items()}
 
 
 def aggregate_section(entries: list[dict[str, Any]], tasks: list[str], reps: int = BOOTSTRAP_REPS) -> list[str]:
@@ -691,7 +692,7 @@ def report(results: Path = RESULTS_DIR, out: Path = LEADERBOARD, plots: Path = P
         task = mine[0]["task"]
         runs = [e for e in mine if e["kind"] == "learned"]
         refs = [e for e in mine if e["kind"] == "reference"]
-        table, scores = task_table(task, runs, refs, exploits, reps)
+        table, points = task_table(task, runs, refs, exploits, reps)
         lines += [f"## `{name}`", "", f"{task['preset']}, {task['num_players']} players; trains against: "
                   f"{', '.join(task['train_against']) or 'itself only (self-play)'}; budget: {_budget(task)}; "
                   f"{task['matches']:,} evaluation matches per opponent, seed {task['seed']}.",
@@ -699,11 +700,7 @@ def report(results: Path = RESULTS_DIR, out: Path = LEADERBOARD, plots: Path = P
         if runs:
             png = plot_task(task, runs, Path(plots) / f"curves_{name}.png", reps)
             lines += [f"![learning curves {name}]({rel}/{png.name})", ""]
-        multi = {a: s[:, None] for a, s in scores.items() if len(s) > 1}
-        iqm = iqm_intervals(multi, reps) if multi else {}
-        for algo, s in scores.items():
-            x, lo, hi = iqm.get(algo, (float(s[0]), float(s[0]), float(s[0])))
-            iqm_rows.append((name, algo, x, lo, hi))
+        iqm_rows += [(name, algo, x, lo, hi) for algo, (x, lo, hi) in points.items()]
     multi_seed = [t for t in tasks if any(
         sum(e["entry"] == a and e["task"]["name"] == t for e in entries) > 1
         for a in {e["entry"] for e in entries if e["kind"] == "learned"})]
