@@ -7,7 +7,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 TORCH ?= torch==2.13.0
-# compile the numba kernels during setup (WARMUP=0: each first use compiles its own, as CI does)
+# compile the numba kernels during setup, in 2 processes (WARMUP=0: each first use compiles its own)
 WARMUP ?= 1
 
 .PHONY: setup demo test bench lint clean pretrained

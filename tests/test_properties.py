@@ -15,7 +15,7 @@ from thirtyone_env import encoding
 from thirtyone_env.actions import DRAW_DISCARD
 from thirtyone_env.engine import OUT
 from thirtyone_env.engine import layout as L
-from thirtyone_env.engine.drivers import _observe_at
+from thirtyone_env.engine.drivers import observe_row
 from thirtyone_env.env import raw_env
 from thirtyone_env.rules import Rules
 
@@ -135,7 +135,7 @@ def hidden_cards(s: np.ndarray, observer: int) -> list[int]:
 def observe(env: raw_env, state: np.ndarray, seat: int) -> np.ndarray:
     """``seat``'s observation of ``state`` (a table's state row), by the kernel the env observes with."""
     out = np.empty(env.table.obs_dim, np.int8)
-    _observe_at(np.ascontiguousarray(state[None]), env.table._params, 0, seat, env.table._offsets, out)
+    observe_row(0, seat, np.ascontiguousarray(state[None]), env.table._params, env.table._offsets, out)
     return out
 
 

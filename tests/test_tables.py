@@ -175,6 +175,32 @@ def test_penalize_step_at_and_a_pass_before_a_knock():
     assert not t.mask[0].any() and t.view(0).current == -1 and t.view(0).done
 
 
+@pytest.mark.parametrize("rules, n, episode, autoreset", [
+    ("scat", 3, "match", True), ("swedish-chips", 2, "match", True), ("italian", 4, "deal", True),
+    ("russian", 2, "match", False)])
+def test_step_at_steps_a_table_as_a_batch_step_does(rules, n, episode, autoreset):
+    """``step_at`` (its own kernel) and ``step(rows=[i])`` (the batch loop): the same table after every step,
+    illegal actions (forfeits) and finished matches (autoreset, or left as they are) included."""
+    one, batch = (Tables(3, n, rules, seed=5, episode=episode, illegal_action="penalize", autoreset=autoreset)
+                  for _ in range(2))
+    one.reset(), batch.reset()
+    rng, finished = np.random.default_rng(8), 0
+    for step in range(600):
+        i = step % 3
+        action = int(random_actions(one, rng)[i]) if step % 50 else PASS  # PASS: now and then illegal, a forfeit
+        rewards = one.step_at(i, action).copy()
+        actions = np.zeros(3, np.int64)
+        actions[i] = action
+        *_, batch_rewards, done = batch.step(actions, rows=[i])
+        finished += int(done[i])
+        assert np.array_equal(rewards.astype(np.float32), batch_rewards[i]) and one.done[i] == done[i]
+        for name in ("_states", "_rngs", "obs", "mask", "player"):
+            assert np.array_equal(getattr(one, name)[i], getattr(batch, name)[i]), (step, name)
+        if not autoreset and done[i]:
+            one.reset(rows=[i]), batch.reset(rows=[i])
+    assert finished >= 3
+
+
 def test_raise_names_the_legal_ids_and_changes_no_table():
     t = Tables(3, 2, "scat", seed=7)
     t.reset()

@@ -368,7 +368,7 @@ class Tables:
     def observe_at(self, i: int, seat: int, out: np.ndarray | None = None) -> np.ndarray:
         """Observation of ``seat`` at table ``i`` (int8 [obs_dim])."""
         out = np.empty(self.obs_dim, np.int8) if out is None else out
-        D._observe_at(self._states, self._params, i, seat, self._offsets, out)
+        D.observe_row(i, seat, self._states, self._params, self._offsets, out)
         return out
 
     @property
