@@ -2,9 +2,10 @@
 
 Numba compiles a kernel on its first call and caches it on disk, so a cold first run spends its
 first minute compiling. Running each path once on tiny inputs (the PettingZoo env, the batched
-engine serial and threaded, the rule-based agents, the policy agent, the Gymnasium vector env, a
-few PPO updates) leaves all of them in the cache. Kernels are typed by argument types, not by
-rules or sizes, so one preset and one batch size per variant covers them all.
+engine serial and threaded, the rule-based agents, the policy agent, the search agent, global
+states, the Gymnasium vector env, a few PPO updates) leaves all of them in the cache. Kernels are
+typed by argument types, not by rules or sizes, so one preset and one batch size per variant covers
+them all.
 """
 
 from __future__ import annotations
