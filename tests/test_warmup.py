@@ -15,5 +15,7 @@ def test_groups_run_every_step_exactly_once():
 def test_fewer_than_one_job_is_refused(capsys):
     with pytest.raises(ValueError, match="jobs must be >= 1, got 0"):
         warmup.warm_up(jobs=0)
-    assert cli.main(["warmup", "--jobs", "0"]) == 2
-    assert "thirtyone warmup: error: --jobs must be >= 1, got 0" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["warmup", "--jobs", "0"])
+    assert exit_.value.code == 2
+    assert "argument --jobs: expected an integer >= 1, got '0'" in capsys.readouterr().err

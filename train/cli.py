@@ -157,7 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     wu = sub.add_parser("warmup", help="compile the engine's numba kernels now (make setup runs it; later runs "
                                        "start at once)")
-    wu.add_argument("--jobs", type=_int, default=min(2, os.cpu_count() or 1),
+    wu.add_argument("--jobs", type=_positive_int, default=min(2, os.cpu_count() or 1),
                     help="processes compiling at once (numba compiles on one core per process; the kernels fall in "
                          "2 groups, so more than 2 gains nothing; default: 2, or 1 on a 1-core machine)")
 
@@ -276,8 +276,6 @@ def learning_curve_points(csv_path: Path) -> int:
 def cmd_warmup(ns: argparse.Namespace) -> int:
     from train.warmup import warm_up
 
-    if ns.jobs < 1:
-        raise ValueError(f"--jobs must be >= 1, got {ns.jobs}")
     print("compiling every numba kernel a first session uses (once per machine and install)")
     warm_up(jobs=ns.jobs)
     return 0

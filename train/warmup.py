@@ -16,12 +16,25 @@ import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from thirtyone_env.jit import PARALLEL_FROM, compile_watch
 
+if TYPE_CHECKING:
+    from thirtyone_env.engine import Tables
+
 SMALL, LARGE = 4, PARALLEL_FROM  # the serial and the threaded variant of every batch kernel
+
+
+def dealt_tables(rows: int = SMALL) -> Tables:
+    """``rows`` scat tables for 2, reset: positions for the steps that act on or look at tables."""
+    from thirtyone_env.engine import Tables  # imported when used: the warmup's import stays light
+
+    t = Tables(rows, 2, "scat", seed=0)
+    t.reset()
+    return t
 
 
 def aec_match() -> None:
@@ -54,20 +67,15 @@ def batched_engine() -> None:
 def heuristic_agent() -> None:
     """``HeuristicAgent.act_batch`` on both variants (ahead of the batched engine's first use of it)."""
     from agents import make
-    from thirtyone_env.engine import Tables
 
     for rows in (SMALL, LARGE):
-        obs, mask, _ = Tables(rows, 2, "scat", seed=0).reset()
-        make("heuristic", "scat", 2, seed=0).act_batch(obs, mask)
+        t = dealt_tables(rows)
+        make("heuristic", "scat", 2, seed=0).act_batch(t.obs, t.mask)
 
 
 def global_states() -> None:
     """Every table's full state (the centralised critic's input)."""
-    from thirtyone_env.engine import Tables
-
-    t = Tables(SMALL, 2, "scat", seed=0)
-    t.reset()
-    t.global_state()
+    dealt_tables().global_state()
 
 
 def tournament_with_policy() -> None:
@@ -101,11 +109,9 @@ def search_agent() -> None:
     """``SearchAgent`` (the ``search`` opponent): its belief's deal of hidden cards, loading those worlds into
     tables, and its rollouts."""
     from agents import make
-    from thirtyone_env.engine import Tables
 
-    t = Tables(SMALL, 2, "scat", seed=0)
-    obs, mask, _ = t.reset()
-    make("search:samples=8,ms=1000000", "scat", 2, seed=0).act_batch(obs, mask)
+    t = dealt_tables()
+    make("search:samples=8,ms=1000000", "scat", 2, seed=0).act_batch(t.obs, t.mask)
 
 
 def ppo_updates() -> None:
@@ -122,11 +128,7 @@ def ppo_updates() -> None:
 def engine_reset() -> None:
     """The deal and the reset driver, which every step below starts with, and one seat's observation, which
     both groups use."""
-    from thirtyone_env.engine import Tables
-
-    t = Tables(SMALL, 2, "scat", seed=0)
-    t.reset()
-    t.observe_at(0, 0)
+    dealt_tables().observe_at(0, 0)
 
 
 STEPS: dict[str, Callable[[], None]] = {
@@ -168,18 +170,19 @@ def warm_up(out=sys.stdout, jobs: int = 1) -> float:
     if jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
     compile_watch.announced = True
+    processes = min(jobs, len(GROUPS))
     start = time.perf_counter()
-    if jobs == 1:
+    if processes == 1:
         runs = [run_steps([name for group in GROUPS for name in group])]
     else:
         engine_reset()  # compiled once, here; the processes load it from the cache
         # spawn: a fresh interpreter per process (forking one that has loaded numba's threads is unsafe)
-        with ProcessPoolExecutor(min(jobs, len(GROUPS)), mp_context=multiprocessing.get_context("spawn")) as pool:
+        with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn")) as pool:
             runs = list(pool.map(run_steps, GROUPS))
     for times in runs:
         for name, seconds in times:
             print(f"  {name}: {seconds:.1f} s", file=out, flush=True)
     total = time.perf_counter() - start
-    where = "" if jobs == 1 else f" in {min(jobs, len(GROUPS))} processes"
+    where = "" if processes == 1 else f" in {processes} processes"
     print(f"numba cache warm ({total:.0f} s{where}); later runs start at once", file=out, flush=True)
     return total
