@@ -9,8 +9,9 @@ the single-agent and vector envs, and the benchmark.
 | ``pretrained[:PRESET_NP]`` | a shipped policy (``pretrained:scat_2p``; bare: these rules and players) |
 | ``policy:PATH`` | a saved policy (``.safetensors`` or a training checkpoint); PATH may hold colons |
 | ``search[:OPTIONS][:SPEC]`` | ``SearchAgent`` over the agent ``SPEC`` (default: the shipped policy, else heuristic); |
-| | OPTIONS ``samples=64,ms=100,z=3,belief=learned`` (worlds per decision, time per decision, keep |
-| | margin, ``learned`` or ``uniform`` belief about the opponents' hidden cards) |
+| | OPTIONS ``samples=64,max=64,close=1,ms=100,z=3,belief=learned`` (worlds per decision, up to ``max`` |
+| | for close calls, what counts as close, time per decision, keep margin, ``learned`` or ``uniform`` |
+| | belief about the opponents' hidden cards) |
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 from thirtyone_env.rules import Rules
 
 KINDS = ("random", "greedy", "heuristic", "pretrained[:PRESET_NP]", "policy:PATH", "search[:OPTIONS][:SPEC]")
-SEARCH_OPTIONS = {"samples": int, "ms": float, "z": float, "belief": str}
+SEARCH_OPTIONS = {"samples": int, "max": int, "close": float, "ms": float, "z": float, "belief": str}
 
 
 def make(spec: str, rules: str | Rules = "scat", num_players: int = 2, seed: int | None = None) -> Any:
@@ -75,8 +76,9 @@ def _search(arg: str, rules: Rules, num_players: int, seed: int | None) -> Any:
                 raise ValueError(f"search option {key}={value!r} is not a number") from None
         arg = rest
     policy = make(arg, rules, num_players, seed) if arg else None
-    if "ms" in options:
-        options["budget_ms"] = options.pop("ms")
+    for key, name in (("ms", "budget_ms"), ("max", "max_samples")):
+        if key in options:
+            options[name] = options.pop(key)
     agent = SearchAgent(rules, num_players, seed=seed, policy=policy, **options)
     agent.name = "search" + (f":{arg}" if arg else "")
     return agent

@@ -240,6 +240,9 @@ class SearchAgent(BaseAgent):
     - ``policy``: the rollout policy and the move to keep when nothing is clearly better
       (an agent; default: the shipped policy for these rules and players, else ``HeuristicAgent``).
     - ``samples``: worlds per decision (all moves share them); ``chunk``: worlds per round.
+    - ``max_samples``: more worlds, up to this many, for the close calls: decisions where after ``samples``
+      worlds the best move gains more than ``close`` paired standard errors over the policy's but not ``z``
+      (default: ``samples``, none). Most decisions are not close, so the batch's budget pays for them.
     - ``budget_ms``: CPU time per decision (a batch of B decisions gets B times it; CPU time, so that
       a busy machine does not weaken it); None: no limit.
     - ``z``: how many paired standard errors a move must gain over the policy's move.
@@ -252,25 +255,31 @@ class SearchAgent(BaseAgent):
 
     def __init__(self, rules: str | Rules = "scat", num_players: int = 2, seed: int | None = None,
                  policy: Any = None, samples: int = 64, budget_ms: float | None = 100.0, z: float = 3.0,
-                 chunk: int = 16, table_matches: int = 2000, knocks: bool = False, belief: str = "learned"):
+                 chunk: int = 16, table_matches: int = 2000, knocks: bool = False, belief: str = "learned",
+                 max_samples: int | None = None, close: float = 1.0):
         super().__init__(rules, num_players, seed)
         if belief not in BELIEFS:
             raise ValueError(f"belief={belief!r} is unknown; allowed: {', '.join(BELIEFS)}")
-        for name, value, low in (("samples", samples, 1), ("chunk", chunk, 1), ("table_matches", table_matches, 1)):
+        max_samples = samples if max_samples is None else max_samples
+        for name, value, low in (("samples", samples, 1), ("chunk", chunk, 1), ("table_matches", table_matches, 1),
+                                 ("max_samples", max_samples, samples)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
                 raise ValueError(f"{name}={value!r} is invalid; allowed: an integer >= {low}")
         if budget_ms is not None and not budget_ms > 0:
             raise ValueError(f"budget_ms={budget_ms!r} is invalid; allowed: a positive number of milliseconds or None")
         if not z >= 0:
             raise ValueError(f"z={z!r} is invalid; allowed: a number >= 0")
+        if not 0 <= close <= z:
+            raise ValueError(f"close={close!r} is invalid; allowed: a number from 0 to z={z}")
         self.policy = policy if policy is not None else default_policy(self.rules, num_players)
         self.samples, self.chunk, self.budget_ms, self.z = int(samples), int(chunk), budget_ms, float(z)
+        self.max_samples, self.close = int(max_samples), float(close)
         self.knocks = bool(knocks)
         self.belief_net = BeliefNet.pretrained(self.rules, num_players) if belief == "learned" else None
         self.table_matches = int(table_matches)
         self.rng = np.random.default_rng(seed)
         self.name = f"search:{getattr(self.policy, 'name', type(self.policy).__name__)}"
-        self.worlds_played = 0  # worlds searched by the last act_batch, per decision (for budgets and reports)
+        self.worlds_played = 0.0  # worlds searched by the last act_batch, per decision on average (for reports)
         self.decisions, self.seconds = 0, 0.0  # decisions answered and the time they took, for reports
 
     @property
@@ -343,23 +352,36 @@ class SearchAgent(BaseAgent):
         if len(obs) == 0:
             return base
         budget = None if self.budget_ms is None else self.budget_ms / 1000 * len(obs)
-        parts: list[np.ndarray] = []
-        done_worlds = 0
-        chunk_time = 0.0
-        while done_worlds < self.samples:
-            size = min(self.chunk, self.samples - done_worlds)
-            elapsed = time.process_time() - start
-            if budget is not None and parts and elapsed + chunk_time * size / self.chunk > budget:
+        values = np.full((len(obs), self.max_samples, self.num_actions), np.nan)
+        used = np.zeros(len(obs), np.int64)
+        rows = np.arange(len(obs))  # the decisions still searched; all of them have played the same worlds
+        last_cells, last_seconds = 0, 0.0
+        while rows.size:
+            n = int(used[rows[0]])
+            size = min(self.chunk, (self.samples if n < self.samples else self.max_samples) - n)
+            cells = rows.size * size
+            # a round costs about what the last one did per world, and no less than it (fewer decisions
+            # do not save their fixed cost)
+            estimate = last_seconds * max(cells / max(last_cells, 1), 1.0)
+            if budget is not None and n > 0 and time.process_time() - start + estimate > budget:
                 break
             t0 = time.process_time()
-            seeds = self.rng.integers(0, 2**31, len(obs))
-            parts.append(self.values(obs, mask, size, seeds))
-            chunk_time = (time.process_time() - t0) * self.chunk / size
-            done_worlds += size
-        self.worlds_played = done_worlds
+            seeds = self.rng.integers(0, 2**31, rows.size)
+            values[rows, n : n + size] = self.values(obs[rows], mask[rows], size, seeds)
+            last_cells, last_seconds = cells, time.process_time() - t0
+            used[rows] += size
+            if n + size >= self.samples:
+                if n + size >= self.max_samples:
+                    break
+                rows = rows[close_calls(values[rows, : n + size], base[rows], self.z, self.close)]
+        self.worlds_played = float(used.mean())
         self.decisions += len(obs)
         self.seconds += time.process_time() - start
-        return choose(np.concatenate(parts, axis=1), base, self.z)
+        chosen = base.copy()
+        for n in np.unique(used):
+            at = np.flatnonzero(used == n)
+            chosen[at] = choose(values[at, :n], base[at], self.z)
+        return chosen
 
 
 def knocks_left_to(mask: np.ndarray, base: np.ndarray) -> np.ndarray:
@@ -377,17 +399,28 @@ def mean_values(values: np.ndarray) -> np.ndarray:
     return np.where(searched, np.nan_to_num(values).mean(axis=1), np.nan)
 
 
-def choose(values: np.ndarray, base: np.ndarray, z: float) -> np.ndarray:
-    """The best mean move per row, unless ``base``'s is within ``z`` paired standard errors of it."""
+def best_gain(values: np.ndarray, base: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row: the best mean move, its mean paired gain over ``base``'s, and that gain's standard error."""
     B, K, _ = values.shape
     mean = mean_values(values)
     best = np.where(np.isnan(mean), -np.inf, mean).argmax(axis=1)
     rows = np.arange(B)
     diff = values[rows, :, best] - values[rows, :, base]  # [B, K]
-    gain = diff.mean(axis=1)
     se = diff.std(axis=1, ddof=1) / np.sqrt(K) if K > 1 else np.full(B, np.inf)
-    keep = gain <= z * se
-    return np.where(keep, base, best).astype(np.int64)
+    return best, diff.mean(axis=1), se
+
+
+def choose(values: np.ndarray, base: np.ndarray, z: float) -> np.ndarray:
+    """The best mean move per row, unless ``base``'s is within ``z`` paired standard errors of it."""
+    best, gain, se = best_gain(values, base)
+    return np.where(gain <= z * se, base, best).astype(np.int64)
+
+
+def close_calls(values: np.ndarray, base: np.ndarray, z: float, close: float) -> np.ndarray:
+    """Rows where more worlds could change the choice: the best move gains more than ``close`` standard errors
+    over ``base``'s, but not the ``z`` that ``choose`` asks for."""
+    _, gain, se = best_gain(values, base)
+    return (gain > close * se) & (gain <= z * se)
 
 
 def default_policy(rules: Rules, num_players: int) -> Any:

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from agents.make import make
-from agents.search import SearchAgent, choose, knocks_left_to
+from agents.search import SearchAgent, choose, knocks_left_to, mean_values
 from thirtyone_env.actions import KNOCK
 from thirtyone_env.engine import Tables
 from thirtyone_env.evaluation import win_shares
@@ -87,6 +87,32 @@ def true_values(obs, mask, hands, stocks, policy, opponent, preset: str, n: int,
     return values
 
 
+def adaptive(values: np.ndarray, base: np.ndarray, z: float, first: int, cont: float, step: int = 16):
+    """What a search that plays more worlds only where the call is close would choose, from ``values`` of its
+    first K worlds per position: ``first`` worlds everywhere, then ``step`` more at a time while the best move's
+    paired gain over ``base`` is above ``cont`` but not above ``z`` standard errors, up to K. Returns the moves
+    and the worlds each position used."""
+    B, K, _ = values.shape
+    used = np.full(B, min(first, K))
+    open_ = np.ones(B, bool)
+    while True:
+        for n in np.unique(used[open_]):
+            at = np.flatnonzero(open_ & (used == n))
+            mean = mean_values(values[at, :n])
+            best = np.where(np.isnan(mean), -np.inf, mean).argmax(axis=1)
+            diff = values[at, :n][np.arange(len(at)), :, best] - values[at, :n][np.arange(len(at)), :, base[at]]
+            gain, se = diff.mean(axis=1), diff.std(axis=1, ddof=1) / np.sqrt(n)
+            open_[at[(gain > z * se) | (gain <= cont * se) | (n >= K)]] = False
+        if not open_.any():
+            break
+        used[open_] = np.minimum(used[open_] + step, K)
+    chosen = np.empty(B, np.int64)
+    for n in np.unique(used):
+        at = np.flatnonzero(used == n)
+        chosen[at] = choose(values[at, :n], base[at], z)
+    return chosen, used
+
+
 def interval(x: np.ndarray) -> str:
     return f"{x.mean():+.5f} +- {1.96 * x.std(ddof=1) / np.sqrt(len(x)):.5f}"
 
@@ -103,6 +129,10 @@ def main() -> None:
     parser.add_argument("--beliefs", nargs="+", default=["learned", "uniform"])
     parser.add_argument("--knocks", action="store_true", help="let the search knock where the policy does not")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--adaptive", type=float, nargs="*", default=[],
+                        help="also the search that starts with --first worlds and plays more (up to the largest "
+                             "--samples) while the best move gains more than each of these standard errors")
+    parser.add_argument("--first", type=int, nargs="+", default=[64])
     args = parser.parse_args()
     torch.set_num_threads(1)
     n = args.players
@@ -136,6 +166,17 @@ def main() -> None:
                 gain = truth[rows, chosen] - truth[rows, base]
                 print(f"  search belief={belief} samples={samples} z={z}: departs at {(chosen != base).mean():.3f}, "
                       f"gain per decision {interval(gain)} ({ms:.0f} ms per decision)", flush=True)
+            if samples != max(args.samples):
+                continue
+            for first in args.first:
+                for cont in args.adaptive:
+                    for z in args.z:
+                        chosen, used = adaptive(values, base, z, first, cont)
+                        gain = truth[rows, chosen] - truth[rows, base]
+                        print(f"  adaptive belief={belief} first={first} up to {samples} while gain > {cont} se, "
+                              f"z={z}: {used.mean():.0f} worlds on average ({(used > first).mean():.3f} went on), "
+                              f"departs at {(chosen != base).mean():.3f}, gain per decision {interval(gain)}",
+                              flush=True)
 
 
 if __name__ == "__main__":

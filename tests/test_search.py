@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from agents import GreedyAgent, HeuristicAgent, make
-from agents.search import SearchAgent, WinTable, choose
+from agents.search import SearchAgent, WinTable, choose, close_calls
 from thirtyone_env import encoding as E
 from thirtyone_env.actions import KNOCK
 from thirtyone_env.engine import Tables, hand_value
@@ -171,11 +171,44 @@ def test_choose_keeps_the_policy_move_unless_another_is_clearly_better():
     np.testing.assert_array_equal(choose(values, np.array([0, 0]), z=0.0), [1, 1])
 
 
+def test_close_calls_are_the_ones_between_the_two_bars():
+    values = np.zeros((3, 4, 2))
+    values[0, :, 1] = [0.2, 0.3, 0.2, 0.3]  # gain 0.25, se 0.029: clearly better, decided
+    values[1, :, 1] = [0.5, -0.3, 0.5, -0.3]  # gain 0.1, se 0.23: close at close=0.25, not at close=0.5
+    values[2, :, 1] = [-0.1, -0.2, -0.1, -0.2]  # worse: the policy's move is best
+    base = np.zeros(3, np.int64)
+    np.testing.assert_array_equal(close_calls(values, base, z=3.0, close=0.25), [False, True, False])
+    np.testing.assert_array_equal(close_calls(values, base, z=3.0, close=0.5), [False, False, False])
+
+
+def test_close_calls_get_more_worlds_and_the_rest_keep_their_choice():
+    t = _positions("scat", 2, tables=12, seed=5)
+    policy = HeuristicAgent("scat", 2)
+    plain = SearchAgent("scat", 2, seed=4, policy=policy, samples=8, budget_ms=None, table_matches=150)
+    expected = plain.act_batch(t.obs, t.mask)
+    never = SearchAgent("scat", 2, seed=4, policy=policy, samples=8, max_samples=32, close=3.0, budget_ms=None,
+                        table_matches=150)  # nothing is above 3 se and at most 3 se: no call is close
+    np.testing.assert_array_equal(never.act_batch(t.obs, t.mask), expected)
+    assert never.worlds_played == plain.worlds_played == 8
+    runs = [SearchAgent("scat", 2, seed=4, policy=policy, samples=8, max_samples=32, close=0.0, budget_ms=None,
+                        table_matches=150) for _ in range(2)]
+    first, again = (agent.act_batch(t.obs, t.mask) for agent in runs)
+    np.testing.assert_array_equal(first, again)
+    assert t.mask[np.arange(t.num_tables), first].all()
+    assert 8 < runs[0].worlds_played < 32  # some tables' best move gained something after 8 worlds, not all
+
+
 def test_make_builds_search_from_its_spec():
     agent = make("search:samples=3,ms=40,z=1:greedy", "scat", 2, seed=1)
     assert isinstance(agent, SearchAgent) and isinstance(agent.policy, GreedyAgent)
     assert (agent.samples, agent.budget_ms, agent.z, agent.name) == (3, 40.0, 1.0, "search:greedy")
     assert make("search:heuristic", "scat", 2).samples == 64
+    wide = make("search:samples=16,max=128,close=0.5", "scat", 2)
+    assert (wide.samples, wide.max_samples, wide.close) == (16, 128, 0.5)
+    with pytest.raises(ValueError, match="max_samples=8 is invalid; allowed: an integer >= 16"):
+        make("search:samples=16,max=8", "scat", 2)
+    with pytest.raises(ValueError, match="close=4.0 is invalid"):
+        make("search:close=4", "scat", 2)
     with pytest.raises(ValueError, match="search option 'depth' is unknown"):
         make("search:depth=3", "scat", 2)
     with pytest.raises(ValueError, match="samples=0 is invalid"):
