@@ -434,7 +434,8 @@ def add_parser(sub: Any) -> None:
 
     ev = cmds.add_parser("evaluate", help="evaluate an agent under a task's protocol and print its row")
     ev.add_argument("--task", required=True, help=f"task name: {tasks}")
-    ev.add_argument("--agent", required=True, help="random, greedy, heuristic, pretrained[:PRESET_NP], policy:PATH")
+    ev.add_argument("--agent", required=True,
+                    help="random, greedy, heuristic, pretrained[:PRESET_NP], policy:PATH, search[:OPTIONS][:SPEC]")
     ev.add_argument("--save", action="store_true", help="also write it to --results as a reference row")
     ev.add_argument("--results", type=Path, default=RESULTS_DIR)
     ev.add_argument("--no-progress", action="store_true")

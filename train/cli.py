@@ -132,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     ev = sub.add_parser("eval", help="tournament between agents")
     ev.add_argument("--agents", nargs="+", required=True,
-                    help="random, greedy, heuristic, policy:PATH, pretrained[:PRESET_NP]")
+                    help="random, greedy, heuristic, pretrained[:PRESET_NP], policy:PATH, search[:OPTIONS][:SPEC]")
     ev.add_argument("--preset", default="scat", choices=Rules.preset_names())
     ev.add_argument("--players", type=_players, default=2)
     ev.add_argument("--matches", type=_positive_int, default=2000)
@@ -151,7 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--players", type=_players, default=3)
     pl.add_argument("--opponents", default="heuristic",
                     help="any agent spec: random, greedy, heuristic, pretrained (falls back to heuristic "
-                         "where no policy ships), pretrained:PRESET_NP, policy:PATH")
+                         "where no policy ships), pretrained:PRESET_NP, policy:PATH, search[:OPTIONS][:SPEC]")
     pl.add_argument("--seat", type=_int, default=0)
     pl.add_argument("--seed", type=_int, default=None)
 
