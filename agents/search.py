@@ -20,7 +20,9 @@ At each decision it
    ``z`` paired standard errors of it (then it keeps the policy's move; the default 3 was
    chosen by ``scripts/search_gain.py``: lower bars depart often and gain nothing
    resolvable, see docs/strength.md). It knocks only where
-   the policy knocks (``knocks=True`` lifts that).
+   the policy knocks (``knocks=True`` lifts that). With ``max_samples`` above ``samples``, a
+   close call (the best move ahead by more than ``close`` standard errors, but not ``z``)
+   gets more worlds, up to ``max_samples``, before it is decided.
 
 Every table of a batch and every world and move is one batch of ``Tables`` rows, so a
 batch of decisions costs little more per decision than one. ``budget_ms`` caps the CPU time
