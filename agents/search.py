@@ -243,8 +243,9 @@ class SearchAgent(BaseAgent):
       (an agent; default: the shipped policy for these rules and players, else ``HeuristicAgent``).
     - ``samples``: worlds per decision (all moves share them); ``chunk``: worlds per round.
     - ``max_samples``: more worlds, up to this many, for the close calls: decisions where after ``samples``
-      worlds the best move gains more than ``close`` paired standard errors over the policy's but not ``z``
-      (default: ``samples``, none). Most decisions are not close, so the batch's budget pays for them.
+      worlds the best move gains more than ``close`` (default 1, or ``z`` if less) paired standard errors over
+      the policy's but not ``z`` (default: ``samples``, none). Most decisions are not close, so the batch's
+      budget pays for them.
     - ``budget_ms``: CPU time per decision (a batch of B decisions gets B times it; CPU time, so that
       a busy machine does not weaken it); None: no limit.
     - ``z``: how many paired standard errors a move must gain over the policy's move.
@@ -258,7 +259,7 @@ class SearchAgent(BaseAgent):
     def __init__(self, rules: str | Rules = "scat", num_players: int = 2, seed: int | None = None,
                  policy: Any = None, samples: int = 64, budget_ms: float | None = 100.0, z: float = 3.0,
                  chunk: int = 16, table_matches: int = 2000, knocks: bool = False, belief: str = "learned",
-                 max_samples: int | None = None, close: float = 1.0):
+                 max_samples: int | None = None, close: float | None = None):
         super().__init__(rules, num_players, seed)
         if belief not in BELIEFS:
             raise ValueError(f"belief={belief!r} is unknown; allowed: {', '.join(BELIEFS)}")
@@ -271,6 +272,7 @@ class SearchAgent(BaseAgent):
             raise ValueError(f"budget_ms={budget_ms!r} is invalid; allowed: a positive number of milliseconds or None")
         if not z >= 0:
             raise ValueError(f"z={z!r} is invalid; allowed: a number >= 0")
+        close = min(1.0, z) if close is None else close
         if not 0 <= close <= z:
             raise ValueError(f"close={close!r} is invalid; allowed: a number from 0 to z={z}")
         self.policy = policy if policy is not None else default_policy(self.rules, num_players)

@@ -209,6 +209,7 @@ def test_make_builds_search_from_its_spec():
         make("search:samples=16,max=8", "scat", 2)
     with pytest.raises(ValueError, match="close=4.0 is invalid"):
         make("search:close=4", "scat", 2)
+    assert make("search:z=0.5", "scat", 2).close == 0.5  # the default close follows a z below it
     with pytest.raises(ValueError, match="search option 'depth' is unknown"):
         make("search:depth=3", "scat", 2)
     with pytest.raises(ValueError, match="samples=0 is invalid"):
