@@ -381,11 +381,7 @@ class SearchAgent(BaseAgent):
         self.worlds_played = float(used.mean())
         self.decisions += len(obs)
         self.seconds += time.process_time() - start
-        chosen = base.copy()
-        for n in np.unique(used):
-            at = np.flatnonzero(used == n)
-            chosen[at] = choose(values[at, :n], base[at], self.z)
-        return chosen
+        return choose_by_worlds(values, used, base, self.z)
 
 
 def knocks_left_to(mask: np.ndarray, base: np.ndarray) -> np.ndarray:
@@ -418,6 +414,15 @@ def choose(values: np.ndarray, base: np.ndarray, z: float) -> np.ndarray:
     """The best mean move per row, unless ``base``'s is within ``z`` paired standard errors of it."""
     best, gain, se = best_gain(values, base)
     return np.where(gain <= z * se, base, best).astype(np.int64)
+
+
+def choose_by_worlds(values: np.ndarray, used: np.ndarray, base: np.ndarray, z: float) -> np.ndarray:
+    """``choose`` for rows that played different numbers of worlds: row ``b`` over its first ``used[b]``."""
+    chosen = np.asarray(base, np.int64).copy()
+    for n in np.unique(used):
+        at = np.flatnonzero(used == n)
+        chosen[at] = choose(values[at, :n], base[at], z)
+    return chosen
 
 
 def close_calls(values: np.ndarray, base: np.ndarray, z: float, close: float) -> np.ndarray:

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from agents.make import make
-from agents.search import SearchAgent, choose, knocks_left_to, mean_values
+from agents.search import SearchAgent, choose, choose_by_worlds, close_calls, knocks_left_to
 from thirtyone_env.actions import KNOCK
 from thirtyone_env.engine import Tables
 from thirtyone_env.evaluation import win_shares
@@ -98,19 +98,11 @@ def adaptive(values: np.ndarray, base: np.ndarray, z: float, first: int, cont: f
     while True:
         for n in np.unique(used[open_]):
             at = np.flatnonzero(open_ & (used == n))
-            mean = mean_values(values[at, :n])
-            best = np.where(np.isnan(mean), -np.inf, mean).argmax(axis=1)
-            diff = values[at, :n][np.arange(len(at)), :, best] - values[at, :n][np.arange(len(at)), :, base[at]]
-            gain, se = diff.mean(axis=1), diff.std(axis=1, ddof=1) / np.sqrt(n)
-            open_[at[(gain > z * se) | (gain <= cont * se) | (n >= K)]] = False
+            open_[at] = (n < K) & close_calls(values[at, :n], base[at], z, cont)
         if not open_.any():
             break
         used[open_] = np.minimum(used[open_] + step, K)
-    chosen = np.empty(B, np.int64)
-    for n in np.unique(used):
-        at = np.flatnonzero(used == n)
-        chosen[at] = choose(values[at, :n], base[at], z)
-    return chosen, used
+    return choose_by_worlds(values, used, base, z), used
 
 
 def interval(x: np.ndarray) -> str:
