@@ -270,7 +270,7 @@ def test_cli_play_reports_every_lives_deal_with_a_payment(monkeypatch, capsys):
     monkeypatch.setattr(sys, "stdin", io.StringIO("1\n" * 5000))
     assert main(["play", "--players", "5", "--opponents", "pretrained", "--seed", "3"]) == 0
     deals = [line for line in capsys.readouterr().out.splitlines() if "over:" in line]
-    assert len(deals) > 3 and sum(" out" in line for line in deals) == 4
+    assert len(deals) > 3 and sum(line.count(" out") for line in deals) == 4  # all but the winner; two may go at once
     assert not any("no change" in line for line in deals)  # every lives deal makes someone pay
 
 
