@@ -6,7 +6,8 @@
     python scripts/counterfactual_q.py distill runs/cfq/s1 runs/cfq/s2 --q runs/cfq/q1.pt runs/cfq/q2.pt \
         --margin 0.01 --out runs/cfq/p.safetensors
 
-``collect`` plays the shipped policy against a 3:1 mix of `HeuristicAgent` and `GreedyAgent` and, at every
+``collect`` plays the shipped policy against a 3:1 mix of `HeuristicAgent` and `GreedyAgent` (``--greedy-share``
+sets the mix) and, at every
 decision of the policy with a choice, plays **every legal move out in the true deal** (the real stock and
 hands) to the deal's end, the policy in its seat and the real opponent in the others, scored by the chance
 to win the match (`WinTable`, as the search scores). All players are deterministic, so each move's value
@@ -42,7 +43,7 @@ from agents.policy import PolicyAgent, lineage, save_policy  # noqa: E402
 from agents.search import SearchAgent  # noqa: E402
 from thirtyone_env.rules import Rules  # noqa: E402
 
-OPPONENTS = (("heuristic", 0.75), ("greedy", 0.25))
+OPPONENTS = ("heuristic", "greedy")
 
 
 def base_policy(path: str | None, preset: str, n: int) -> PolicyAgent:
@@ -52,8 +53,9 @@ def base_policy(path: str | None, preset: str, n: int) -> PolicyAgent:
 
 # -- collect --------------------------------------------------------------------------------------------
 def collect(policy_path: str | None, preset: str, n: int, positions: int, seed: int, out: str,
-            chunk: int = 100_000) -> None:
-    """Write chunks of ``chunk`` positions to ``out``/NNNN.npz (a stopped run keeps the finished chunks)."""
+            greedy_share: float = 0.25, chunk: int = 100_000) -> None:
+    """Write chunks of ``chunk`` positions to ``out``/NNNN.npz (a stopped run keeps the finished chunks), a
+    ``greedy_share`` of each against `GreedyAgent`, the rest against `HeuristicAgent`."""
     policy = base_policy(policy_path, preset, n)
     wins = SearchAgent(preset, n, policy=policy, budget_ms=None).wins
     Path(out).mkdir(parents=True, exist_ok=True)
@@ -65,7 +67,9 @@ def collect(policy_path: str | None, preset: str, n: int, positions: int, seed: 
             done += size
             continue
         parts = []
-        for k, (name, share) in enumerate(OPPONENTS):
+        for k, (name, share) in enumerate(zip(OPPONENTS, (1.0 - greedy_share, greedy_share), strict=True)):
+            if round(size * share) == 0:
+                continue
             s = seed * 1_000_003 + index * 17 + k
             opponent = make(name, preset, n, seed=s)
             obs, mask, hands, stocks = record(policy, opponent, preset, n, int(round(size * share)), s, share=1.0)
@@ -241,6 +245,8 @@ def main() -> None:
     sub = parser.add_subparsers(dest="command", required=True)
     c = sub.add_parser("collect", parents=[common])
     c.add_argument("--positions", type=int, default=1_000_000)
+    c.add_argument("--greedy-share", type=float, default=0.25,
+                   help="the share of positions against GreedyAgent (the rest: HeuristicAgent)")
     c.add_argument("--out", required=True)
     f = sub.add_parser("fit", parents=[common])
     f.add_argument("dirs", nargs="+")
@@ -262,7 +268,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)
     if args.command == "collect":
-        collect(args.policy, args.preset, args.players, args.positions, args.seed, args.out)
+        collect(args.policy, args.preset, args.players, args.positions, args.seed, args.out, args.greedy_share)
     elif args.command == "fit":
         fit(args.dirs, args.policy, args.preset, args.players, args.out, args.epochs, args.lr, args.hidden, args.seed)
     elif args.command == "gain":
