@@ -84,6 +84,20 @@ def test_collect_fit_gain_distill(tmp_path, monkeypatch, capsys):
         runpy.run_path(str(SCRIPT), run_name="__main__")
 
 
+def test_collect_greedy_share_sets_the_opponents_mix(tmp_path, monkeypatch):
+    """The default chunk is 3/4 positions against the heuristic, then 1/4 against greedy, each from its own
+    seed; a share of 0 or 1 collects exactly one of those parts (same seeds, same positions)."""
+    runs = {"mix": ("200", "0.25"), "heuristic": ("150", "0"), "greedy": ("50", "1")}
+    for name, (positions, share) in runs.items():
+        argv = ["collect", "--positions", positions, "--seed", "4", "--greedy-share", share, "--out"]
+        monkeypatch.setattr("sys.argv", ["counterfactual_q.py", *argv, str(tmp_path / name)])
+        runpy.run_path(str(SCRIPT), run_name="__main__")
+    mix, heuristic, greedy = (np.load(tmp_path / name / "0000.npz") for name in runs)
+    for key in ("obs", "mask", "base", "gain"):
+        assert np.array_equal(heuristic[key], mix[key][:150], equal_nan=key == "gain")
+        assert np.array_equal(greedy[key], mix[key][150:], equal_nan=key == "gain")
+
+
 def test_a_move_s_gain_is_its_value_in_the_true_deal(script):
     """Replaying one recorded position by hand, with the stock and the opponent's hand it had, gives the
     same value difference the collector stored."""
