@@ -68,11 +68,12 @@ def collect(policy_path: str | None, preset: str, n: int, positions: int, seed: 
             continue
         parts = []
         for k, (name, share) in enumerate(zip(OPPONENTS, (1.0 - greedy_share, greedy_share), strict=True)):
-            if round(size * share) == 0:
+            count = round(size * share)
+            if count == 0:
                 continue
             s = seed * 1_000_003 + index * 17 + k
             opponent = make(name, preset, n, seed=s)
-            obs, mask, hands, stocks = record(policy, opponent, preset, n, int(round(size * share)), s, share=1.0)
+            obs, mask, hands, stocks = record(policy, opponent, preset, n, count, s, share=1.0)
             values = true_values(obs, mask, hands, stocks, policy, opponent, preset, n, wins)
             base = policy.act_batch(obs, mask)
             gain = values - values[np.arange(len(obs)), base][:, None]
@@ -268,6 +269,8 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)
     if args.command == "collect":
+        if not 0.0 <= args.greedy_share <= 1.0:
+            parser.error(f"--greedy-share {args.greedy_share} is not a share: expected a number from 0 to 1")
         collect(args.policy, args.preset, args.players, args.positions, args.seed, args.out, args.greedy_share)
     elif args.command == "fit":
         fit(args.dirs, args.policy, args.preset, args.players, args.out, args.epochs, args.lr, args.hidden, args.seed)
