@@ -67,8 +67,8 @@ def collect(policy_path: str | None, preset: str, n: int, positions: int, seed: 
             done += size
             continue
         parts = []
-        for k, (name, share) in enumerate(zip(OPPONENTS, (1.0 - greedy_share, greedy_share), strict=True)):
-            count = round(size * share)
+        greedy = round(size * greedy_share)  # the heuristic gets the rest, so the parts always sum to the chunk
+        for k, (name, count) in enumerate(zip(OPPONENTS, (size - greedy, greedy), strict=True)):
             if count == 0:
                 continue
             s = seed * 1_000_003 + index * 17 + k
