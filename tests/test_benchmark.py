@@ -160,6 +160,32 @@ def test_results_schema_round_trip_and_errors(tmp_path):
         benchmark.load_result(tmp_path / "other.json")
 
 
+def test_provenance_counts_code_changes_as_dirty_but_not_results_records(tmp_path):
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+
+    def git(*args):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path, check=True,
+                       capture_output=True)
+
+    record = tmp_path / "benchmarks" / "results" / "task" / "a.json"
+    record.parent.mkdir(parents=True)
+    record.write_text("{}")
+    (tmp_path / "code.py").write_text("x = 1\n")
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-q", "-m", "start")
+    assert benchmark.git_commit(tmp_path)["dirty"] is False
+    record.write_text('{"written": "by an evaluation running beside this one"}')
+    assert benchmark.git_commit(tmp_path)["dirty"] is False
+    (tmp_path / "code.py").write_text("x = 2\n")
+    state = benchmark.git_commit(tmp_path)
+    assert state["dirty"] is True and len(state["commit"]) == 40
+
+
 def test_report_builds_tables_intervals_and_plots(tmp_path):
     results = tmp_path / "results"
     for name in ("scat-2p-vs-heuristic-v0", "scat-2p-selfplay-v0"):

@@ -138,13 +138,18 @@ ALGOS: dict[str, Algo] = {
 
 
 # -- provenance --------------------------------------------------------------------------------------------
-def git_commit() -> dict[str, Any]:
-    """The checkout's commit and whether tracked files differ from it (None outside a git checkout)."""
-    root = Path(__file__).resolve().parents[1]
+def git_commit(root: Path | None = None) -> dict[str, Any]:
+    """The checkout's commit and whether tracked files differ from it (None outside a git checkout).
+
+    Results records under ``benchmarks/results`` are outputs, not code: an evaluation that writes its
+    record while another runs must not mark the other's record dirty.
+    """
+    root = root or Path(__file__).resolve().parents[1]
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=30)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                               capture_output=True, text=True, timeout=30)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
+                                f":(exclude){RESULTS_DIR.as_posix()}"],
+                               cwd=root, capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.SubprocessError):
         return {"commit": None, "dirty": None}
     if head.returncode:
