@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
+import subprocess
 
 import numpy as np
 import pytest
@@ -161,9 +163,6 @@ def test_results_schema_round_trip_and_errors(tmp_path):
 
 
 def test_provenance_counts_code_changes_as_dirty_but_not_results_records(tmp_path):
-    import shutil
-    import subprocess
-
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
 
