@@ -7,6 +7,7 @@ the learner in one seat of each, ``--opponents`` in the others. Illegal actions 
 out of the policy with the env's ``info["action_mask"]``.
 
     python examples/cleanrl_ppo_masked.py --minutes 2            # scat, 2 players, against RandomAgent
+    python examples/cleanrl_ppo_masked.py --total-timesteps 200000 --minutes 60   # the same run on any machine
 
 It ends with a tournament (``thirtyone_env.evaluation``) of the greedy policy against the
 opponent and prints the match win rate with its 95% interval.
@@ -41,6 +42,8 @@ class Args:
     """who plays the other seats (an agent spec or a mix such as heuristic:3,greedy:1)"""
     minutes: float = 2.0
     """wall-clock training budget"""
+    total_timesteps: int = 0
+    """learner-step budget (0: none); training stops at whichever budget ends first"""
     num_envs: int = 256
     """tables stepped together"""
     num_steps: int = 32
@@ -160,9 +163,15 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     next_done = torch.zeros(args.num_envs)
     episode_returns: list[float] = []
     iteration = 0
-    while time.time() - start_time < budget:
+    step_budget = args.total_timesteps or float("inf")
+
+    def spent() -> float:
+        """The share of the budget used: time or steps, whichever runs out first."""
+        return max((time.time() - start_time) / budget if budget > 0 else 1.0, global_step / step_budget)
+
+    while spent() < 1.0:
         iteration += 1
-        frac = 1.0 - (time.time() - start_time) / budget
+        frac = 1.0 - spent()
         optimizer.param_groups[0]["lr"] = frac * args.learning_rate
 
         for step in range(args.num_steps):

@@ -19,3 +19,20 @@ def test_fewer_than_one_job_is_refused(capsys):
         cli.main(["warmup", "--jobs", "0"])
     assert exit_.value.code == 2
     assert "argument --jobs: expected an integer >= 1, got '0'" in capsys.readouterr().err
+
+
+def test_the_vector_env_with_one_move_opponents_is_warmed_up():
+    """``make_vec`` with random, greedy or policy opponents steps through kernels the heuristic's compiled turns
+    skip; a CI run once compiled one of them inside a timed training run."""
+    import gymnasium
+
+    from thirtyone_env.jit import compile_watch
+
+    warmup.gymnasium_vector_env()
+    before = compile_watch.seconds
+    env = gymnasium.make_vec("ThirtyOne-v0", num_envs=64, vectorization_mode="vector_entry_point",
+                             opponents="greedy", autoreset_mode="same_step")
+    _, info = env.reset(seed=1)
+    for _ in range(40):
+        _, _, _, _, info = env.step(info["action_mask"].argmax(1))
+    assert compile_watch.seconds == before

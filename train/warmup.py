@@ -10,6 +10,7 @@ them all.
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import sys
 import tempfile
@@ -89,14 +90,15 @@ def tournament_with_policy() -> None:
 
 
 def gymnasium_vector_env() -> None:
-    """``gymnasium.make_vec("ThirtyOne-v0", ...)``: its bookkeeping kernels, both batch variants."""
+    """``gymnasium.make_vec("ThirtyOne-v0", ...)``: its bookkeeping kernels, both batch variants, with the
+    heuristic's compiled turns and with agents that answer one move at a time (random, greedy, a policy)."""
     import gymnasium
 
     import thirtyone_env  # noqa: F401 (registers ThirtyOne-v0)
 
-    for rows in (SMALL, LARGE):
+    for rows, opponents in itertools.product((SMALL, LARGE), ("heuristic", "random")):
         env = gymnasium.make_vec("ThirtyOne-v0", num_envs=rows, vectorization_mode="vector_entry_point",
-                                 opponents="heuristic")
+                                 opponents=opponents)
         _, info = env.reset(seed=0)
         rng = np.random.default_rng(0)
         for _ in range(20):
