@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from agents import GreedyAgent, HeuristicAgent, RandomAgent
-from thirtyone_env.evaluation import duplicate, paired, paired_interval, play_matches
+from thirtyone_env.evaluation import duplicate, load_paired, paired, paired_interval, play_matches, pool_paired
 from train.cli import main
 
 
@@ -86,3 +86,99 @@ def test_cli_eval_paired(capsys):
     assert "difference heuristic - greedy" in out
     assert main(["eval", "--paired", "--agents", "heuristic"]) == 2
     assert "--paired needs at least two agents" in capsys.readouterr().err
+
+
+def _two_seeds(preset="russian", n=3):
+    a, b, opponent = HeuristicAgent(preset, n), GreedyAgent(preset, n), RandomAgent(preset, n, seed=0)
+    return [paired([a, b], opponent, preset, n, matches=8 * n, seed=seed, names=["h", "g"], opponent_name="random")
+            for seed in (3, 4)]
+
+
+def test_saved_streams_load_back_exactly(tmp_path):
+    result = _two_seeds()[0]
+    path = result.save(tmp_path / "runs" / "h_vs_random.npz")
+    back = load_paired(path)
+    assert (back.rules, back.num_players, back.names, back.opponent, back.seeds) == (
+        result.rules, 3, ["h", "g"], "random", (3,))
+    for a in range(2):
+        np.testing.assert_array_equal(back.shares[a], result.shares[a])
+    assert back.table() == result.table()
+    assert not list((tmp_path / "runs").glob("*.partial"))
+    with pytest.raises(FileExistsError, match="never overwritten"):
+        result.save(path)
+    np.testing.assert_array_equal(load_paired(path).shares[0], result.shares[0])  # the refused save changed nothing
+
+
+def test_pooled_seeds_give_one_interval_over_all_their_streams():
+    first, second = _two_seeds()
+    pooled = pool_paired([first, second])
+    assert pooled.seeds == (3, 4) and pooled.deals == 16 and pooled.matches == 48
+    diffs = np.concatenate([r.shares[0].mean(axis=1) - r.shares[1].mean(axis=1) for r in (first, second)])
+    assert pooled.difference(0, 1) == paired_interval(diffs)
+    assert pooled.win_rate(1) == pytest.approx((first.win_rate(1) + second.win_rate(1)) / 2)
+    assert "(seeds 3, 4 pooled; fair share 0.333)" in pooled.table()
+    # a pool of a pool with a third seed is the pool of all three
+    third = paired([HeuristicAgent("russian", 3), GreedyAgent("russian", 3)], RandomAgent("russian", 3, seed=0),
+                   "russian", 3, matches=6, seed=5, names=["h", "g"], opponent_name="random")
+    np.testing.assert_array_equal(pool_paired([pooled, third]).shares[1],
+                                  pool_paired([first, second, third]).shares[1])
+
+
+def test_pooling_refuses_what_would_not_be_one_measurement():
+    first, second = _two_seeds()
+    with pytest.raises(ValueError, match=r"seed\(s\) \[3\] appear in more than one run"):
+        pool_paired([first, second, first])
+    other = paired([GreedyAgent("russian", 3), GreedyAgent("russian", 3)], RandomAgent("russian", 3, seed=0),
+                   "russian", 3, matches=6, seed=9, names=["g", "g2"], opponent_name="random")
+    with pytest.raises(ValueError, match="different agents"):
+        pool_paired([first, other])
+    scat = paired([HeuristicAgent("scat", 3), GreedyAgent("scat", 3)], RandomAgent("scat", 3, seed=0), "scat", 3,
+                  matches=6, seed=9, names=["h", "g"], opponent_name="random")
+    with pytest.raises(ValueError, match="different rules"):
+        pool_paired([first, scat])
+    with pytest.raises(ValueError, match="at least one result"):
+        pool_paired([])
+
+
+def test_a_damaged_streams_file_is_named_and_refused(tmp_path):
+    path = _two_seeds()[0].save(tmp_path / "good.npz")
+    data = path.read_bytes()
+    (tmp_path / "cut.npz").write_bytes(data[: len(data) // 2])
+    with pytest.raises(ValueError, match="cut.npz is not a saved paired-streams file"):
+        load_paired(tmp_path / "cut.npz")
+    with pytest.raises(FileNotFoundError, match="missing.npz: no such file"):
+        load_paired(tmp_path / "missing.npz")
+    with np.load(path) as f:
+        header, seeds, shares = str(f["header"]), f["stream_seeds"], f["shares"]
+    np.savez(tmp_path / "format.npz", header=np.array(header.replace("paired-streams/1", "other/9")),
+             stream_seeds=seeds, shares=shares)
+    with pytest.raises(ValueError, match="expected 'thirtyone-paired-streams/1'"):
+        load_paired(tmp_path / "format.npz")
+    np.savez(tmp_path / "range.npz", header=np.array(header), stream_seeds=seeds, shares=shares + 2)
+    with pytest.raises(ValueError, match=r"win shares outside \[0, 1\]"):
+        load_paired(tmp_path / "range.npz")
+    np.savez(tmp_path / "shape.npz", header=np.array(header), stream_seeds=seeds[:-1], shares=shares)
+    with pytest.raises(ValueError, match="do not fit 2 agents at 3 players"):
+        load_paired(tmp_path / "shape.npz")
+
+
+def test_cli_saves_streams_and_pools_them(tmp_path, capsys):
+    files = [tmp_path / f"seed{s}.npz" for s in (4, 5)]
+    for seed, f in zip((4, 5), files, strict=True):
+        argv = ["eval", "--paired", "--agents", "heuristic", "greedy", "random", "--matches", "20", "--seed",
+                str(seed), "--save-streams", str(f)]
+        assert main(argv) == 0
+        assert f"streams: {f}" in capsys.readouterr().out
+    assert main(["pool", *map(str, files), "--out", str(tmp_path / "both.npz")]) == 0
+    out = capsys.readouterr().out
+    assert "20 deck streams x 2 seats = 40 matches per agent against random (seeds 4, 5 pooled" in out
+    mean, lo, hi = pool_paired([load_paired(f) for f in files]).difference(0, 1)
+    assert f"difference heuristic - greedy: {mean:+.4f} [{lo:+.4f}, {hi:+.4f}]" in out
+    assert load_paired(tmp_path / "both.npz").seeds == (4, 5)
+    # refusals come before any match is played, and name what was wrong
+    assert main(["eval", "--paired", "--agents", "heuristic", "random", "--save-streams", str(files[0])]) == 2
+    assert "exists; saved streams are never overwritten" in capsys.readouterr().err
+    assert main(["eval", "--agents", "heuristic", "random", "--save-streams", str(tmp_path / "x.npz")]) == 2
+    assert "--save-streams works with --paired" in capsys.readouterr().err
+    assert main(["pool", str(files[0]), str(files[0])]) == 2
+    assert "appear in more than one run" in capsys.readouterr().err

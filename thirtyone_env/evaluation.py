@@ -18,13 +18,18 @@ figures) comes from ``tournament``. Its rules:
 - **Duplicate play** (``paired``): every deck stream is played once per seat, the focus agent
   taking each seat in turn, so luck of the cards cancels; intervals are paired (over streams),
   and two agents compared against the same opponent on the same streams get a paired difference.
+  A result saves its per-stream shares (``PairedResult.save``), and runs on other seeds pool into
+  one interval (``pool_paired``).
 """
 
 from __future__ import annotations
 
+import json
 import math
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -258,14 +263,23 @@ def paired_interval(values: np.ndarray, z: float = 1.96) -> tuple[float, float, 
 
 @dataclass
 class PairedResult:
-    """Duplicate results: ``shares[a]`` is agent ``a``'s win share per (stream, focus seat) against ``opponent``."""
+    """Duplicate results: ``shares[a]`` is agent ``a``'s win share per (stream, focus seat) against ``opponent``.
+
+    ``stream_seeds[k]`` is the seed whose stream row ``k`` was dealt from: one seed for a single run,
+    several after ``pool_paired`` (streams of different seeds are independent, so they pool).
+    """
 
     rules: Rules
     num_players: int
-    seed: int
+    stream_seeds: np.ndarray = field(repr=False)
     names: list[str]
     opponent: str
     shares: list[np.ndarray] = field(repr=False)
+
+    @property
+    def seeds(self) -> tuple[int, ...]:
+        """The seeds played, in the order their streams appear."""
+        return tuple(int(s) for s in dict.fromkeys(self.stream_seeds.tolist()))
 
     @property
     def deals(self) -> int:
@@ -288,9 +302,11 @@ class PairedResult:
         return paired_interval(self.shares[a].mean(axis=1) - self.shares[b].mean(axis=1))
 
     def table(self) -> str:
+        seeds = self.seeds
+        played = f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {', '.join(map(str, seeds))} pooled"
         head = (f"{self.rules.name}, {self.num_players} players, duplicate: {self.deals} deck streams x "
                 f"{self.num_players} seats = {self.matches} matches per agent against {self.opponent} "
-                f"(seed {self.seed}; fair share {1 / self.num_players:.3f})\n"
+                f"({played}; fair share {1 / self.num_players:.3f})\n"
                 f"{'agent':<34} {'matches':>7} {'win rate':>8} {'paired 95% CI':>15} {'Wilson 95% CI':>15}")
         rows = [head, "-" * len(head.splitlines()[1])]
         for a, name in enumerate(self.names):
@@ -300,9 +316,84 @@ class PairedResult:
                         f"{f'[{lo:.3f}, {hi:.3f}]':>15} {f'[{wlo:.3f}, {whi:.3f}]':>15}")
         for b in range(1, len(self.names)):
             mean, lo, hi = self.difference(0, b)
-            rows.append(f"difference {self.names[0]} - {self.names[b]}: {mean:+.3f} [{lo:+.3f}, {hi:+.3f}] "
+            rows.append(f"difference {self.names[0]} - {self.names[b]}: {mean:+.4f} [{lo:+.4f}, {hi:+.4f}] "
                         f"(paired over the same {self.deals} streams)")
         return "\n".join(rows)
+
+    def save(self, path: str | Path) -> Path:
+        """Write every stream's win shares and what they measured, so runs on other seeds can be pooled.
+
+        An ``.npz`` (numpy arrays and a JSON header, no pickles); an existing file is never overwritten.
+        """
+        path = Path(path)
+        if path.exists():
+            raise FileExistsError(f"{path} exists; saved streams are never overwritten, choose another path")
+        header = {"format": STREAMS_FORMAT, "rules": self.rules.to_dict(), "num_players": self.num_players,
+                  "names": self.names, "opponent": self.opponent}
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(path.name + ".partial")
+        with open(partial, "wb") as f:
+            np.savez(f, header=np.array(json.dumps(header)), stream_seeds=self.stream_seeds.astype(np.int64),
+                     shares=np.stack(self.shares).astype(np.float64))
+        partial.replace(path)
+        return path
+
+
+STREAMS_FORMAT = "thirtyone-paired-streams/1"
+
+
+def load_paired(path: str | Path) -> PairedResult:
+    """Read a file ``PairedResult.save`` wrote, checking it is whole before trusting any figure in it."""
+    path = Path(path)
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            header = json.loads(str(f["header"]))
+            stream_seeds, shares = f["stream_seeds"], f["shares"]
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path}: no such file") from None
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:
+        raise ValueError(f"{path} is not a saved paired-streams file ({e})") from None
+    if not isinstance(header, dict) or header.get("format") != STREAMS_FORMAT:
+        raise ValueError(f"{path}: format {header.get('format') if isinstance(header, dict) else header!r}, "
+                         f"expected {STREAMS_FORMAT!r}")
+    try:
+        rules, n = Rules(**header["rules"]), int(header["num_players"])
+        names, opponent = [str(x) for x in header["names"]], str(header["opponent"])
+    except (KeyError, TypeError, ValueError) as e:
+        raise ValueError(f"{path}: a corrupt header ({e})") from None
+    if (shares.ndim != 3 or shares.shape[0] != len(names) or shares.shape[2] != n
+            or stream_seeds.shape != (shares.shape[1],) or shares.shape[1] < 1):
+        raise ValueError(f"{path}: shares of shape {shares.shape} and {stream_seeds.shape[0]} stream seeds do not "
+                         f"fit {len(names)} agents at {n} players")
+    if not np.all(np.isfinite(shares)) or shares.min() < 0 or shares.max() > 1:
+        raise ValueError(f"{path}: win shares outside [0, 1]")
+    return PairedResult(rules, n, stream_seeds.astype(np.int64), names, opponent, list(shares))
+
+
+def pool_paired(results: Sequence[PairedResult]) -> PairedResult:
+    """One result over the streams of several runs that measured the same agents on different seeds.
+
+    Streams of different seeds are independent deals, so their paired intervals pool; a seed in two
+    runs would count its streams twice and is refused, as are runs of different rules, table sizes,
+    agents or opponents.
+    """
+    if not results:
+        raise ValueError("pool_paired needs at least one result")
+    first = results[0]
+    for r in results[1:]:
+        for what, a, b in [("rules", r.rules, first.rules), ("players", r.num_players, first.num_players),
+                           ("agents", r.names, first.names), ("opponent", r.opponent, first.opponent)]:
+            if a != b:
+                raise ValueError(f"cannot pool runs with different {what}: {b!r} and {a!r}")
+    seen: set[int] = set()
+    for r in results:
+        twice = seen & set(r.seeds)
+        if twice:
+            raise ValueError(f"seed(s) {sorted(twice)} appear in more than one run; their streams would count twice")
+        seen |= set(r.seeds)
+    return PairedResult(first.rules, first.num_players, np.concatenate([r.stream_seeds for r in results]),
+                        list(first.names), first.opponent,
+                        [np.concatenate([r.shares[a] for r in results]) for a in range(len(first.names))])
 
 
 def paired(
@@ -336,4 +427,5 @@ def paired(
     deals = -(-int(matches) // num_players)
     shares = [duplicate(a, opponent, rules, num_players, deals, seed, num_tables) for a in agents]
     labels = list(names) if names else [agent_label(a) for a in agents]
-    return PairedResult(rules, num_players, seed, labels, opponent_name or agent_label(opponent), shares)
+    return PairedResult(rules, num_players, np.full(deals, seed, np.int64), labels,
+                        opponent_name or agent_label(opponent), shares)

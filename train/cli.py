@@ -145,6 +145,14 @@ def build_parser() -> argparse.ArgumentParser:
                          "every seat in turn; paired intervals and differences from the first agent")
     ev.add_argument("--save-replays", default=None, metavar="DIR",
                     help="also write every match as a replay file (DIR/match_00000.json; thirtyone replay FILE)")
+    ev.add_argument("--save-streams", default=None, metavar="FILE",
+                    help="with --paired: also write every stream's win shares to FILE (.npz, never overwritten) "
+                         "so runs on other seeds pool into one interval: thirtyone pool FILE FILE ...")
+
+    po = sub.add_parser("pool", help="one paired table over the streams of several --save-streams files "
+                                     "(the same agents, different seeds)")
+    po.add_argument("files", nargs="+", metavar="FILE")
+    po.add_argument("--out", default=None, metavar="FILE", help="also write the pooled streams here")
 
     pl = sub.add_parser("play", help="play in the terminal against bots")
     pl.add_argument("--preset", default="scat", choices=Rules.preset_names())
@@ -281,6 +289,18 @@ def cmd_warmup(ns: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_pool(ns: argparse.Namespace) -> int:
+    from thirtyone_env.evaluation import load_paired, pool_paired
+
+    if ns.out and Path(ns.out).exists():
+        raise ValueError(f"--out {ns.out} exists; saved streams are never overwritten")
+    result = pool_paired([load_paired(f) for f in ns.files])
+    print(result.table())
+    if ns.out:
+        print(f"streams: {result.save(ns.out)}")
+    return 0
+
+
 def cmd_eval(ns: argparse.Namespace) -> int:
     from agents import make
     from thirtyone_env.evaluation import tournament
@@ -291,13 +311,20 @@ def cmd_eval(ns: argparse.Namespace) -> int:
     agent_list = [make(spec, rules, ns.players, seed=ns.seed + i) for i, spec in enumerate(ns.agents)]
     if ns.paired and ns.save_replays:
         raise ValueError("--save-replays works with the plain tournament, not --paired")
+    if ns.save_streams and not ns.paired:
+        raise ValueError("--save-streams works with --paired (the plain tournament has no streams to pool)")
+    if ns.save_streams and Path(ns.save_streams).exists():
+        raise ValueError(f"--save-streams {ns.save_streams} exists; saved streams are never overwritten")
     if ns.paired:
         from thirtyone_env.evaluation import paired
 
         if len(agent_list) < 2:
             raise ValueError("--paired needs at least two agents: the ones to measure, then the opponent")
-        print(paired(agent_list[:-1], agent_list[-1], rules, ns.players, ns.matches, seed=ns.seed,
-                     names=ns.agents[:-1], opponent_name=ns.agents[-1]).table())
+        result = paired(agent_list[:-1], agent_list[-1], rules, ns.players, ns.matches, seed=ns.seed,
+                        names=ns.agents[:-1], opponent_name=ns.agents[-1])
+        print(result.table())
+        if ns.save_streams:
+            print(f"streams: {result.save(ns.save_streams)}")
         return 0
     t = add_ratings(tournament(agent_list, rules, ns.players, ns.matches, seed=ns.seed, seating=ns.mode or "auto",
                                names=ns.agents))
@@ -418,9 +445,9 @@ def main(argv: list[str] | None = None) -> int:
             from train import benchmark, exploit
 
             return {"benchmark": benchmark.command, "exploit": exploit.command}[ns.command](ns)
-        return {"train": cmd_train, "eval": cmd_eval, "play": cmd_play, "replay": cmd_replay,
+        return {"train": cmd_train, "eval": cmd_eval, "pool": cmd_pool, "play": cmd_play, "replay": cmd_replay,
                 "serve": cmd_serve, "warmup": cmd_warmup}[ns.command](ns)
-    except (ValueError, FileNotFoundError) as exc:
+    except (ValueError, FileNotFoundError, FileExistsError) as exc:
         print(f"thirtyone {ns.command}: error: {exc}", file=sys.stderr)
         return 2
     except (KeyboardInterrupt, EOFError):
