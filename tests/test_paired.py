@@ -157,6 +157,9 @@ def test_a_damaged_streams_file_is_named_and_refused(tmp_path):
     np.savez(tmp_path / "range.npz", header=np.array(header), stream_seeds=seeds, shares=shares + 2)
     with pytest.raises(ValueError, match=r"win shares outside \[0, 1\]"):
         load_paired(tmp_path / "range.npz")
+    np.savez(tmp_path / "dtype.npz", header=np.array(header), stream_seeds=seeds, shares=shares.astype(str))
+    with pytest.raises(ValueError, match="expected floats and integers"):
+        load_paired(tmp_path / "dtype.npz")
     np.savez(tmp_path / "shape.npz", header=np.array(header), stream_seeds=seeds[:-1], shares=shares)
     with pytest.raises(ValueError, match="do not fit 2 agents at 3 players"):
         load_paired(tmp_path / "shape.npz")

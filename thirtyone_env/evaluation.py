@@ -332,10 +332,13 @@ class PairedResult:
                   "names": self.names, "opponent": self.opponent}
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_name(path.name + ".partial")
-        with open(partial, "wb") as f:
-            np.savez(f, header=np.array(json.dumps(header)), stream_seeds=self.stream_seeds.astype(np.int64),
-                     shares=np.stack(self.shares).astype(np.float64))
-        partial.replace(path)
+        try:
+            with open(partial, "wb") as f:
+                np.savez(f, header=np.array(json.dumps(header)), stream_seeds=self.stream_seeds.astype(np.int64),
+                         shares=np.stack(self.shares).astype(np.float64))
+            partial.replace(path)
+        finally:
+            partial.unlink(missing_ok=True)
         return path
 
 
@@ -361,6 +364,9 @@ def load_paired(path: str | Path) -> PairedResult:
         names, opponent = [str(x) for x in header["names"]], str(header["opponent"])
     except (KeyError, TypeError, ValueError) as e:
         raise ValueError(f"{path}: a corrupt header ({e})") from None
+    if shares.dtype.kind != "f" or stream_seeds.dtype.kind not in "iu":
+        raise ValueError(f"{path}: shares of dtype {shares.dtype} and stream seeds of dtype {stream_seeds.dtype}, "
+                         f"expected floats and integers")
     if (shares.ndim != 3 or shares.shape[0] != len(names) or shares.shape[2] != n
             or stream_seeds.shape != (shares.shape[1],) or shares.shape[1] < 1):
         raise ValueError(f"{path}: shares of shape {shares.shape} and {stream_seeds.shape[0]} stream seeds do not "
