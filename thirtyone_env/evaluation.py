@@ -325,9 +325,7 @@ class PairedResult:
 
         An ``.npz`` (numpy arrays and a JSON header, no pickles); an existing file is never overwritten.
         """
-        path = Path(path)
-        if path.exists():
-            raise FileExistsError(f"{path} exists; saved streams are never overwritten, choose another path")
+        path = new_streams_path(path)
         header = {"format": STREAMS_FORMAT, "rules": self.rules.to_dict(), "num_players": self.num_players,
                   "names": self.names, "opponent": self.opponent}
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -343,6 +341,14 @@ class PairedResult:
 
 
 STREAMS_FORMAT = "thirtyone-paired-streams/1"
+
+
+def new_streams_path(path: str | Path) -> Path:
+    """``path`` if nothing is there yet: saved streams are never overwritten (callers check before a long run)."""
+    path = Path(path)
+    if path.exists():
+        raise FileExistsError(f"{path} exists; saved streams are never overwritten, choose another path")
+    return path
 
 
 def load_paired(path: str | Path) -> PairedResult:

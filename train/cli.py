@@ -290,10 +290,10 @@ def cmd_warmup(ns: argparse.Namespace) -> int:
 
 
 def cmd_pool(ns: argparse.Namespace) -> int:
-    from thirtyone_env.evaluation import load_paired, pool_paired
+    from thirtyone_env.evaluation import load_paired, new_streams_path, pool_paired
 
-    if ns.out and Path(ns.out).exists():
-        raise ValueError(f"--out {ns.out} exists; saved streams are never overwritten")
+    if ns.out:
+        new_streams_path(ns.out)
     result = pool_paired([load_paired(f) for f in ns.files])
     print(result.table())
     if ns.out:
@@ -313,11 +313,11 @@ def cmd_eval(ns: argparse.Namespace) -> int:
         raise ValueError("--save-replays works with the plain tournament, not --paired")
     if ns.save_streams and not ns.paired:
         raise ValueError("--save-streams works with --paired (the plain tournament has no streams to pool)")
-    if ns.save_streams and Path(ns.save_streams).exists():
-        raise ValueError(f"--save-streams {ns.save_streams} exists; saved streams are never overwritten")
     if ns.paired:
-        from thirtyone_env.evaluation import paired
+        from thirtyone_env.evaluation import new_streams_path, paired
 
+        if ns.save_streams:
+            new_streams_path(ns.save_streams)  # before the matches, not after them
         if len(agent_list) < 2:
             raise ValueError("--paired needs at least two agents: the ones to measure, then the opponent")
         result = paired(agent_list[:-1], agent_list[-1], rules, ns.players, ns.matches, seed=ns.seed,
