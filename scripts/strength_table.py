@@ -3,9 +3,12 @@
 Each cell is duplicate play (``thirtyone_env.evaluation.paired``): every deck stream is played
 once per seat, the agent in one seat and copies of the opponent in the others. Rows are
 written to ``--out`` as JSON lines as they finish, so a long run can be read while it goes.
+With ``--streams DIR`` every cell's deck streams are saved too (``DIR/POLICY_OPPONENT_SEED.npz``),
+so that a run on another seed can be pooled with it by ``thirtyone pool``.
 
     python scripts/strength_table.py --policies scat_2p --opponents heuristic greedy --matches 4000
     python scripts/strength_table.py --agent search --policies scat_2p --opponents heuristic --matches 400
+    python scripts/strength_table.py --policies swedish_4p --opponents heuristic --seed 7 --streams runs/table
 """
 
 from __future__ import annotations
@@ -13,12 +16,13 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from pathlib import Path
 
 import torch
 
 from agents import make
 from agents.policy import PolicyAgent
-from thirtyone_env.evaluation import paired
+from thirtyone_env.evaluation import new_streams_path, paired
 from thirtyone_env.rules import Rules
 
 
@@ -33,8 +37,14 @@ def main() -> None:
     parser.add_argument("--matches", type=int, default=4000)
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--out", default="/tmp/strength.jsonl")
+    parser.add_argument("--streams", type=Path, default=None,
+                        help="folder to save every cell's deck streams in, for `thirtyone pool`")
     args = parser.parse_args()
     torch.set_num_threads(1)
+    streams = {(name, opp): args.streams / f"{name}_{opp}_{args.seed}.npz"
+               for name in args.policies for opp in args.opponents} if args.streams else {}
+    for path in streams.values():  # refuse before hours of play, not after
+        new_streams_path(path)
     for name in args.policies:
         preset, players = name.rsplit("_", 1)
         n = int(players[:-1])
@@ -47,6 +57,8 @@ def main() -> None:
             result = paired(agents, make(opp, rules, n, seed=args.seed + 1), rules, n, args.matches,
                             seed=args.seed, names=specs, opponent_name=opp)
             lo, hi = result.interval()
+            if streams:
+                result.save(streams[name, opp])
             row = {"policy": name, "agent": spec, "opponent": opp, "matches": result.matches,
                    "win_rate": round(result.win_rate(), 4), "ci": [round(lo, 4), round(hi, 4)],
                    "fair": round(1 / n, 4), "seconds": round(time.perf_counter() - start, 1)}

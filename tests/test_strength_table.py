@@ -1,0 +1,40 @@
+"""``scripts/strength_table.py``: its rows match the paired evaluation, and ``--streams`` saves what pools."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import runpy
+
+import pytest
+
+pytest.importorskip("torch")
+
+from thirtyone_env.evaluation import load_paired  # noqa: E402
+
+SCRIPT = pathlib.Path(__file__).parents[1] / "scripts" / "strength_table.py"
+
+
+def run(monkeypatch, *argv: str) -> None:
+    monkeypatch.setattr("sys.argv", ["strength_table.py", *argv])
+    runpy.run_path(str(SCRIPT), run_name="__main__")
+
+
+def test_streams_are_saved_per_cell_and_never_overwritten(tmp_path, monkeypatch, capsys):
+    out, streams = tmp_path / "rows.jsonl", tmp_path / "streams"
+    argv = ["--policies", "scat_2p", "--opponents", "random", "greedy", "--matches", "12", "--seed", "5",
+            "--out", str(out), "--streams", str(streams)]
+    run(monkeypatch, *argv)
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["opponent"] for r in rows] == ["random", "greedy"]
+    for row in rows:
+        saved = load_paired(streams / f"scat_2p_{row['opponent']}_5.npz")
+        assert saved.seeds == (5,) and saved.matches == row["matches"] == 12
+        assert saved.opponent == row["opponent"] and saved.names == ["pretrained:scat_2p"]
+        assert round(saved.win_rate(), 4) == row["win_rate"]
+    capsys.readouterr()
+    # a second run into the same folder refuses before it plays a match: no row is added
+    (streams / "scat_2p_random_5.npz").unlink()
+    with pytest.raises(FileExistsError, match="scat_2p_greedy_5.npz exists"):
+        run(monkeypatch, *argv)
+    assert len(out.read_text().splitlines()) == 2 and not (streams / "scat_2p_random_5.npz").exists()
