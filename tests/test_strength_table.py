@@ -20,7 +20,7 @@ def run(monkeypatch, *argv: str) -> None:
     runpy.run_path(str(SCRIPT), run_name="__main__")
 
 
-def test_streams_are_saved_per_cell_and_never_overwritten(tmp_path, monkeypatch, capsys):
+def test_streams_are_saved_per_cell_and_never_overwritten(tmp_path, monkeypatch):
     out, streams = tmp_path / "rows.jsonl", tmp_path / "streams"
     argv = ["--policies", "scat_2p", "--opponents", "random", "greedy", "--matches", "12", "--seed", "5",
             "--out", str(out), "--streams", str(streams)]
@@ -32,7 +32,6 @@ def test_streams_are_saved_per_cell_and_never_overwritten(tmp_path, monkeypatch,
         assert saved.seeds == (5,) and saved.matches == row["matches"] == 12
         assert saved.opponent == row["opponent"] and saved.names == ["pretrained:scat_2p"]
         assert round(saved.win_rate(), 4) == row["win_rate"]
-    capsys.readouterr()
     # a second run into the same folder refuses before it plays a match: no row is added
     (streams / "scat_2p_random_5.npz").unlink()
     with pytest.raises(FileExistsError, match="scat_2p_greedy_5.npz exists"):
