@@ -40,6 +40,14 @@ def main() -> None:
     parser.add_argument("--streams", type=Path, default=None,
                         help="folder to save every cell's deck streams in, for `thirtyone pool`")
     args = parser.parse_args()
+    for flag, names in (("--policies", args.policies), ("--opponents", args.opponents)):
+        twice = sorted({x for x in names if names.count(x) > 1})
+        if twice:  # the second cell would repeat the first, and with --streams refuse after its matches
+            parser.error(f"{flag} lists {', '.join(twice)} more than once")
+    for name in args.policies:  # a bad name refuses before the other policies' matches, not after them
+        preset, _, players = name.rpartition("_")
+        if not (players[:-1].isdigit() and players.endswith("p")) or preset not in Rules.preset_names():
+            parser.error(f"--policies: {name!r} is not PRESET_NP (presets: {', '.join(Rules.preset_names())})")
     torch.set_num_threads(1)
     streams = {(name, opp): args.streams / f"{name}_{opp}_{args.seed}.npz"
                for name in args.policies for opp in args.opponents} if args.streams else {}

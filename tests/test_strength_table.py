@@ -37,3 +37,17 @@ def test_streams_are_saved_per_cell_and_never_overwritten(tmp_path, monkeypatch)
     with pytest.raises(FileExistsError, match="scat_2p_greedy_5.npz exists"):
         run(monkeypatch, *argv)
     assert len(out.read_text().splitlines()) == 2 and not (streams / "scat_2p_random_5.npz").exists()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--policies", "scat_2p", "scat_2p"], "--policies lists scat_2p more than once"),
+    (["--opponents", "greedy", "random", "greedy"], "--opponents lists greedy more than once"),
+    (["--policies", "scat_2p", "poker_2p"], "'poker_2p' is not PRESET_NP"),
+    (["--policies", "scat_two"], "'scat_two' is not PRESET_NP"),
+])
+def test_bad_cells_refuse_before_any_match(tmp_path, monkeypatch, capsys, argv, message):
+    out = tmp_path / "rows.jsonl"
+    with pytest.raises(SystemExit) as stop:
+        run(monkeypatch, *argv, "--matches", "12", "--out", str(out))
+    assert stop.value.code == 2 and message in capsys.readouterr().err
+    assert not out.exists()  # no cell was played, not even the good policy's
