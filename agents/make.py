@@ -42,14 +42,16 @@ def make(spec: str, rules: str | Rules = "scat", num_players: int = 2, seed: int
 
         return PolicyAgent.load(arg, rules=rules, num_players=num_players)
     if kind == "pretrained":
-        from agents.policy import PolicyAgent
+        from agents.policy import PolicyAgent, split_policy_name
 
         preset, n = rules.name, num_players
         if arg:
-            name, _, players = arg.rpartition("_")
-            if not name or not players.endswith("p") or not players[:-1].isdigit():
-                raise ValueError(f"pretrained:{arg} is invalid; expected pretrained:PRESET_NP, e.g. pretrained:scat_2p")
-            preset, n = name, int(players[:-1])
+            try:
+                preset, n = split_policy_name(arg)
+            except ValueError:
+                raise ValueError(
+                    f"pretrained:{arg} is invalid; expected pretrained:PRESET_NP, e.g. pretrained:scat_2p"
+                ) from None
         agent = PolicyAgent.pretrained(preset, n)
         if agent.rules != rules or agent.num_players != num_players:
             raise ValueError(f"pretrained policy {preset}_{n}p does not fit {rules.name} with {num_players} players")

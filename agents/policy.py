@@ -28,6 +28,14 @@ _MAX_HEADER = 100_000_000  # safetensors refuses bigger headers too
 PRETRAINED_DIR = Path(__file__).parent / "pretrained"
 
 
+def split_policy_name(name: str) -> tuple[str, int]:
+    """A shipped policy's name and its parts: ``scat_2p`` -> ``("scat", 2)``; a ValueError if not PRESET_NP."""
+    preset, _, players = name.rpartition("_")
+    if not preset or not players.endswith("p") or not players[:-1].isdigit():
+        raise ValueError(f"{name!r} is not PRESET_NP (e.g. scat_2p)")
+    return preset, int(players[:-1])
+
+
 def layer_init(layer: nn.Linear, std: float = np.sqrt(2), bias: float = 0.0) -> nn.Linear:
     nn.init.orthogonal_(layer.weight, std)
     nn.init.constant_(layer.bias, bias)

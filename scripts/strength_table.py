@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 
 from agents import make
-from agents.policy import PolicyAgent
+from agents.policy import PolicyAgent, split_policy_name
 from thirtyone_env.evaluation import new_streams_path, paired
 from thirtyone_env.rules import Rules
 
@@ -44,18 +44,20 @@ def main() -> None:
         twice = sorted({x for x in names if names.count(x) > 1})
         if twice:  # the second cell would repeat the first, and with --streams refuse after its matches
             parser.error(f"{flag} lists {', '.join(twice)} more than once")
-    for name in args.policies:  # a bad name refuses before the other policies' matches, not after them
-        preset, _, players = name.rpartition("_")
-        if not (players[:-1].isdigit() and players.endswith("p")) or preset not in Rules.preset_names():
+    cells = {}  # a bad name refuses before the other policies' matches, not after them
+    for name in args.policies:
+        try:
+            cells[name] = split_policy_name(name)
+        except ValueError as error:
+            parser.error(f"--policies: {error}")
+        if cells[name][0] not in Rules.preset_names():
             parser.error(f"--policies: {name!r} is not PRESET_NP (presets: {', '.join(Rules.preset_names())})")
     torch.set_num_threads(1)
     streams = {(name, opp): args.streams / f"{name}_{opp}_{args.seed}.npz"
                for name in args.policies for opp in args.opponents} if args.streams else {}
     for path in streams.values():  # refuse before hours of play, not after
         new_streams_path(path)
-    for name in args.policies:
-        preset, players = name.rsplit("_", 1)
-        n = int(players[:-1])
+    for name, (preset, n) in cells.items():
         rules = Rules.preset(preset)
         spec = args.agent.format(name=name)
         for opp in args.opponents:
