@@ -44,43 +44,46 @@ def main() -> None:
         twice = sorted({x for x in names if names.count(x) > 1})
         if twice:  # the second cell would repeat the first, and with --streams refuse after its matches
             parser.error(f"{flag} lists {', '.join(twice)} more than once")
-    cells = {}  # a bad name refuses before the other policies' matches, not after them
+    parts = {}  # a bad name refuses before the other policies' matches, not after them
     for name in args.policies:
         try:
-            cells[name] = split_policy_name(name)
+            parts[name] = split_policy_name(name)
         except ValueError as error:
             parser.error(f"--policies: {error}")
-        if cells[name][0] not in Rules.preset_names():
+        if parts[name][0] not in Rules.preset_names():
             parser.error(f"--policies: {name!r} is not PRESET_NP (presets: {', '.join(Rules.preset_names())})")
     torch.set_num_threads(1)
-    streams = {(name, opp): args.streams / f"{name}_{opp}_{args.seed}.npz"
-               for name in args.policies for opp in args.opponents} if args.streams else {}
+    cells = {}  # every cell's agents are built before the first match: a spec that cannot be built
+    for name, (preset, n) in parts.items():  # (no shipped scat_9p, a typo) refuses before hours of play
+        rules = Rules.preset(preset)
+        specs = [args.agent.format(name=name)] + ([args.also.format(name=name)] if args.also else [])
+        for opp in args.opponents:
+            try:
+                cells[name, opp] = (rules, n, specs, [make(s, rules, n, seed=args.seed) for s in specs],
+                                    make(opp, rules, n, seed=args.seed + 1))
+            except ValueError as error:
+                parser.error(f"{name} against {opp}: {error}")
+    streams = {cell: args.streams / f"{cell[0]}_{cell[1]}_{args.seed}.npz" for cell in cells} if args.streams else {}
     for path in streams.values():  # refuse before hours of play, not after
         new_streams_path(path)
-    for name, (preset, n) in cells.items():
-        rules = Rules.preset(preset)
-        spec = args.agent.format(name=name)
-        for opp in args.opponents:
-            start = time.perf_counter()
-            specs = [spec] + ([args.also.format(name=name)] if args.also else [])
-            agents = [make(s, rules, n, seed=args.seed) for s in specs]
-            result = paired(agents, make(opp, rules, n, seed=args.seed + 1), rules, n, args.matches,
-                            seed=args.seed, names=specs, opponent_name=opp)
-            lo, hi = result.interval()
-            if streams:
-                result.save(streams[name, opp])
-            row = {"policy": name, "agent": spec, "opponent": opp, "matches": result.matches,
-                   "win_rate": round(result.win_rate(), 4), "ci": [round(lo, 4), round(hi, 4)],
-                   "fair": round(1 / n, 4), "seconds": round(time.perf_counter() - start, 1)}
-            if args.also:
-                mean, dlo, dhi = result.difference(0, 1)
-                row.update(also=specs[1], also_win_rate=round(result.win_rate(1), 4),
-                           difference=[round(mean, 4), round(dlo, 4), round(dhi, 4)])
-            if hasattr(agents[0], "seconds_per_decision"):
-                row["ms_per_decision"] = round(1000 * agents[0].seconds_per_decision, 1)
-            print(json.dumps(row), flush=True)
-            with open(args.out, "a") as f:
-                f.write(json.dumps(row) + "\n")
+    for (name, opp), (rules, n, specs, agents, opponent) in cells.items():
+        start = time.perf_counter()
+        result = paired(agents, opponent, rules, n, args.matches, seed=args.seed, names=specs, opponent_name=opp)
+        lo, hi = result.interval()
+        if streams:
+            result.save(streams[name, opp])
+        row = {"policy": name, "agent": specs[0], "opponent": opp, "matches": result.matches,
+               "win_rate": round(result.win_rate(), 4), "ci": [round(lo, 4), round(hi, 4)],
+               "fair": round(1 / n, 4), "seconds": round(time.perf_counter() - start, 1)}
+        if args.also:
+            mean, dlo, dhi = result.difference(0, 1)
+            row.update(also=specs[1], also_win_rate=round(result.win_rate(1), 4),
+                       difference=[round(mean, 4), round(dlo, 4), round(dhi, 4)])
+        if hasattr(agents[0], "seconds_per_decision"):
+            row["ms_per_decision"] = round(1000 * agents[0].seconds_per_decision, 1)
+        print(json.dumps(row), flush=True)
+        with open(args.out, "a") as f:
+            f.write(json.dumps(row) + "\n")
 
 
 if __name__ == "__main__":
