@@ -53,8 +53,10 @@ def main() -> None:
         if parts[name][0] not in Rules.preset_names():
             parser.error(f"--policies: {name!r} is not PRESET_NP (presets: {', '.join(Rules.preset_names())})")
     torch.set_num_threads(1)
-    cells = {}  # every cell's agents are built before the first match: a spec that cannot be built
-    for name, (preset, n) in parts.items():  # (no shipped scat_9p, a typo) refuses before hours of play
+    # Every cell's agents are built before the first match, so that a spec that cannot be built (no shipped
+    # scat_9p, an opponent's typo) refuses before hours of play, not after the cells ahead of it.
+    cells = {}
+    for name, (preset, n) in parts.items():
         rules = Rules.preset(preset)
         specs = [args.agent.format(name=name)] + ([args.also.format(name=name)] if args.also else [])
         for opp in args.opponents:
