@@ -54,7 +54,7 @@ def main() -> None:
             parser.error(f"--policies: {name!r} is not PRESET_NP (presets: {', '.join(Rules.preset_names())})")
     torch.set_num_threads(1)
     # Every cell's agents are built before the first match, so that a spec that cannot be built (no shipped
-    # scat_9p, an opponent's typo) refuses before hours of play, not after the cells ahead of it.
+    # scat_9p, an opponent's typo, a missing checkpoint) refuses before hours of play, not after the cells ahead of it.
     cells = {}
     for name, (preset, n) in parts.items():
         rules = Rules.preset(preset)
@@ -63,7 +63,7 @@ def main() -> None:
             try:
                 cells[name, opp] = (rules, n, specs, [make(s, rules, n, seed=args.seed) for s in specs],
                                     make(opp, rules, n, seed=args.seed + 1))
-            except ValueError as error:
+            except (ValueError, OSError) as error:  # a bad spec, or a policy:PATH with no checkpoint there
                 parser.error(f"{name} against {opp}: {error}")
     streams = {cell: args.streams / f"{cell[0]}_{cell[1]}_{args.seed}.npz" for cell in cells} if args.streams else {}
     for path in streams.values():  # refuse before hours of play, not after

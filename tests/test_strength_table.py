@@ -49,6 +49,8 @@ def test_streams_are_saved_per_cell_and_never_overwritten(tmp_path, monkeypatch)
     (["--policies", "scat_2p", "--opponents", "heuristic", "heurstic"],
      "scat_2p against heurstic: unknown agent 'heurstic'"),
     (["--policies", "scat_2p", "--also", "search:worlds=8"], "search option 'worlds' is unknown"),
+    (["--policies", "scat_2p", "--agent", "policy:/no/such/{name}.safetensors"],
+     "scat_2p against heuristic: no checkpoint at /no/such/scat_2p.safetensors"),
 ])
 def test_bad_cells_refuse_before_any_match(tmp_path, monkeypatch, capsys, argv, message):
     out = tmp_path / "rows.jsonl"
