@@ -44,7 +44,7 @@ def test_streams_are_saved_per_cell_and_never_overwritten(tmp_path, monkeypatch)
     (["--opponents", "greedy", "random", "greedy"], "--opponents lists greedy more than once"),
     (["--policies", "scat_2p", "poker_2p"], "'poker_2p' is not PRESET_NP"),
     (["--policies", "scat_two"], "'scat_two' is not PRESET_NP"),
-    # well-formed, but an agent of the last cell cannot be built: refused before the first cell plays
+    # well-formed names, but an agent of some cell (the last, for the first two) cannot be built: no cell plays
     (["--policies", "scat_2p", "scat_9p"], "scat_9p against heuristic: no pretrained policy for 'scat' with 9"),
     (["--policies", "scat_2p", "--opponents", "heuristic", "heurstic"],
      "scat_2p against heurstic: unknown agent 'heurstic'"),
